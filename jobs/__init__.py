@@ -1,0 +1,1 @@
+"""The write flow: sources, cleaning, chunking and (re)indexing into the store."""

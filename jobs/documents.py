@@ -1,0 +1,55 @@
+"""What a source hands to the indexer: cleaned documents, failures, and 'unchanged' markers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class SourceDocument:
+    """One cleaned document, ready to chunk.
+
+    `uri` is the document's stable identity inside its source (a relative path for
+    files, the canonical URL for web pages). `text` is the cleaned text that gets
+    chunked and embedded: Markdown-flavoured plain text where headings are lines
+    starting with `#`, paragraphs are separated by blank lines, and links are kept
+    as `[text](url)`. `metadata` must be JSON-serialisable.
+    """
+
+    uri: str
+    title: str
+    url: str | None
+    text: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FailedDocument:
+    """A document the source could not read; the run reports it and goes on."""
+
+    uri: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class UnchangedDocument:
+    """The source knows the document did not change (e.g. HTTP 304): keep the stored copy."""
+
+    uri: str
+
+
+SourceItem = SourceDocument | FailedDocument | UnchangedDocument
+
+
+class Source(Protocol):
+    """Anything that can list the documents of one configured source."""
+
+    name: str
+
+    def documents(self) -> AsyncIterator[SourceItem]:
+        """Yield every document currently in the source, one item per document."""
+        ...
