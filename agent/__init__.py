@@ -1,0 +1,1 @@
+"""The query flow: retrieval tools, the reasoner, grounding verification and the answer model."""

@@ -1,0 +1,1 @@
+"""The composition root: settings, wiring, the CLI (and, later, the Slack app)."""

@@ -1,0 +1,54 @@
+"""Renders an Answer as Slack Block Kit blocks and as plain text for the terminal."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from agent.answer import Answer
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]]+)\]\((https?://[^)\s]+)\)")
+
+NOT_COVERED = "I couldn't find this in the knowledge base."
+
+
+def _slack_links(text: str) -> str:
+    """Markdown links as Slack mrkdwn links, so quotes stay clickable."""
+    return _MARKDOWN_LINK.sub(lambda m: f"<{m[2]}|{m[1]}>", text)
+
+
+def _plain_links(text: str) -> str:
+    return _MARKDOWN_LINK.sub(lambda m: m[1], text)
+
+
+def answer_blocks(answer: Answer) -> list[dict[str, Any]]:
+    """Block Kit for one answer: a section per claim, then the sources as context."""
+    if not answer.covered:
+        gap = "; ".join(answer.gaps) or "no grounded evidence"
+        return [_section(f"{NOT_COVERED}\n_What is missing:_ {gap}")]
+    blocks = [
+        _section(f"> {_slack_links(claim.quote)} [{claim.source}]") for claim in answer.claims
+    ]
+    sources = [
+        f"[{s.number}] <{s.url}|{s.title}>" if s.url else f"[{s.number}] {s.title}"
+        for s in answer.sources
+    ]
+    blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(sources)}]})
+    return blocks
+
+
+def _section(text: str) -> dict[str, Any]:
+    return {"type": "section", "text": {"type": "mrkdwn", "text": text[:3000]}}
+
+
+def answer_text(answer: Answer) -> str:
+    """The same answer as terminal text: quotes with [n] citations, then Sources."""
+    if not answer.covered:
+        lines = [NOT_COVERED]
+        lines += [f"  Missing: {gap}" for gap in answer.gaps]
+        lines.append("  Try other words, or ask the people who own the topic.")
+        return "\n".join(lines)
+    lines = [f"• “{_plain_links(claim.quote)}” [{claim.source}]" for claim in answer.claims]
+    lines += ["", "Sources:"]
+    lines += [f"  [{s.number}] {s.title} — {s.url or s.uri}" for s in answer.sources]
+    return "\n".join(lines)

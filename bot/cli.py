@@ -1,0 +1,110 @@
+"""The `kb` command: index, ask, demo, status.
+
+Heavy libraries (torch, sentence-transformers) are imported only by the commands that
+embed, so `kb --help` and `kb status` answer at once.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import os
+import sys
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+# Two cores shared by numpy's BLAS and torch: let torch own the cores (see DESIGN.md).
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+T = TypeVar("T")
+
+DEMO_QUESTIONS = (
+    "How do I request leave?",
+    "How do I book travel and get reimbursed?",
+    "What should I do in my first week at TTS?",
+)
+
+
+def _run(work: Callable[[], Awaitable[T]]) -> T:
+    """Run one async command; turn the errors we know into one plain line and exit 1."""
+    from store.errors import StoreError
+
+    try:
+        return asyncio.run(work())  # type: ignore[arg-type]
+    except StoreError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(1)
+    except KeyboardInterrupt:
+        sys.exit(130)
+
+
+@click.group()
+@click.option("-v", "--verbose", is_flag=True, help="Log what happens (never document text).")
+def main(verbose: bool) -> None:
+    """slack-kb: answers from your team's documents, with verified quotes."""
+    logging.basicConfig(
+        level=logging.INFO if verbose else logging.WARNING,
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    )
+    logging.getLogger("pgserver").setLevel(logging.WARNING)
+
+
+@main.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path, file_okay=False))
+@click.option("--name", help="Source name for PATH (default: the folder's name).")
+@click.option("--url-template", help="Citation URL for PATH's files, e.g. https://x/{path}.")
+@click.option("--dry-run", is_flag=True, help="List what would change; write nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+def index(
+    path: Path | None, name: str | None, url_template: str | None, dry_run: bool, as_json: bool
+) -> None:
+    """Index PATH (default: the bundled handbook) into the knowledge base."""
+    from bot.commands import index_command
+
+    report = _run(lambda: index_command(_settings(), path, name, url_template, dry_run, as_json))
+    if as_json:
+        click.echo(json.dumps(report, indent=2, default=str))
+
+
+@main.command()
+@click.argument("question")
+@click.option("--json", "as_json", is_flag=True, help="Print the answer object as JSON.")
+@click.option("--blocks", is_flag=True, help="Print the Slack Block Kit JSON too.")
+def ask(question: str, as_json: bool, blocks: bool) -> None:
+    """Answer QUESTION from the knowledge base, with verified quotes."""
+    from bot.commands import ask_command
+
+    _run(lambda: ask_command(_settings(), question, as_json=as_json, blocks=blocks))
+
+
+@main.command()
+@click.option("--no-prompt", is_flag=True, help="Answer the sample questions, then exit.")
+def demo(no_prompt: bool) -> None:
+    """Index the bundled handbook, answer three questions, then take yours."""
+    from bot.commands import demo_command
+
+    interactive = not no_prompt and sys.stdin.isatty()
+    _run(lambda: demo_command(_settings(), DEMO_QUESTIONS, interactive=interactive))
+
+
+@main.command()
+def status() -> None:
+    """Where the data lives and what is indexed."""
+    from bot.commands import status_command
+
+    _run(lambda: status_command(_settings()))
+
+
+def _settings() -> Any:
+    from bot.settings import Settings
+
+    return Settings()

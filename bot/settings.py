@@ -1,0 +1,33 @@
+"""Settings, read from the environment (and an optional .env file) in one place."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import platformdirs
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+
+def _default_home() -> Path:
+    return Path(platformdirs.user_data_dir("slack-kb", appauthor=False))
+
+
+class Settings(BaseSettings):
+    """Everything configurable. Environment variable names are given in the README."""
+
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+
+    kb_home: Path = Field(default_factory=_default_home, validation_alias="KB_HOME")
+    database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
+    embedding_model: str | None = Field(default=None, validation_alias="KB_EMBEDDING_MODEL")
+    torch_threads: int | None = Field(default=None, validation_alias="KB_TORCH_THREADS")
+    sample_kb: Path = Field(
+        default=REPO_ROOT / "kb-data" / "handbook", validation_alias="KB_SAMPLE_KB"
+    )
+
+    @property
+    def embedded_data_dir(self) -> Path:
+        return self.kb_home / "postgres"

@@ -1,0 +1,1 @@
+"""The database: Postgres + pgvector, migrations, repositories, search, and the embedding model."""

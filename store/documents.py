@@ -1,0 +1,226 @@
+"""The documents and chunks tables: what is stored, and swapping a document's chunks atomically."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+import numpy as np
+
+from store.embedding import ModelIdentity
+from store.embedding_space import adopt_model, check_model
+
+
+@dataclass(frozen=True, slots=True)
+class StoredDocument:
+    """What the indexer needs to know about a document already in the store."""
+
+    id: int
+    uri: str
+    content_hash: str
+    metadata_hash: str
+    metadata: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentRecord:
+    uri: str
+    title: str
+    url: str | None
+    text: str
+    content_hash: str
+    metadata_hash: str
+    metadata: dict[str, Any] = field(default_factory=dict)
+    source_updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkRecord:
+    ordinal: int
+    text: str
+    text_hash: str
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...]
+    embedding: np.ndarray
+
+
+_CHUNK_COLUMNS = (
+    "document_id",
+    "ordinal",
+    "text",
+    "text_hash",
+    "char_start",
+    "char_end",
+    "heading_path",
+    "embedding",
+)
+
+
+class DocumentRepository:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def adopt_model(self, model: ModelIdentity) -> bool:
+        """Make `model` the index's embedding model; True if the index was emptied for it."""
+        async with self._pool.acquire() as conn:
+            return await adopt_model(conn, model)
+
+    async def check_model(self, model: ModelIdentity) -> None:
+        """Raise EmbeddingModelMismatch if the index was built with another model."""
+        async with self._pool.acquire() as conn:
+            await check_model(conn, model)
+
+    async def ensure_source(
+        self,
+        *,
+        name: str,
+        kind: str,
+        collection: str = "default",
+        config: dict[str, Any] | None = None,
+    ) -> int:
+        """The id of the source called `name`, created or updated to match."""
+        return await self._pool.fetchval(
+            """INSERT INTO sources (name, kind, collection, config) VALUES ($1, $2, $3, $4)
+               ON CONFLICT (name) DO UPDATE
+                 SET kind = EXCLUDED.kind, collection = EXCLUDED.collection,
+                     config = EXCLUDED.config
+               RETURNING id""",
+            name,
+            kind,
+            collection,
+            json.dumps(config or {}),
+        )
+
+    async def documents_of(self, *, source_id: int) -> dict[str, StoredDocument]:
+        rows = await self._pool.fetch(
+            """SELECT id, uri, content_hash, metadata_hash, metadata
+               FROM documents WHERE source_id = $1""",
+            source_id,
+        )
+        return {
+            r["uri"]: StoredDocument(
+                r["id"], r["uri"], r["content_hash"], r["metadata_hash"], json.loads(r["metadata"])
+            )
+            for r in rows
+        }
+
+    async def stored_embeddings(self, *, text_hashes: Iterable[str]) -> dict[str, np.ndarray]:
+        """Vectors already computed for these chunk texts (by the index's current model)."""
+        rows = await self._pool.fetch(
+            """SELECT DISTINCT ON (text_hash) text_hash, embedding FROM chunks
+               WHERE text_hash = ANY($1::text[]) AND embedding IS NOT NULL""",
+            list(set(text_hashes)),
+        )
+        return {r["text_hash"]: r["embedding"].to_numpy() for r in rows}
+
+    async def replace_document(
+        self, *, source_id: int, document: DocumentRecord, chunks: Sequence[ChunkRecord]
+    ) -> int:
+        """Write the document and swap in its chunks in one transaction; return its id."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            document_id = await _upsert_document(conn, source_id, document)
+            await conn.execute("DELETE FROM chunks WHERE document_id = $1", document_id)
+            await conn.copy_records_to_table(
+                "chunks",
+                records=[_chunk_row(document_id, c) for c in chunks],
+                columns=_CHUNK_COLUMNS,
+            )
+            await _bump_corpus_version(conn)
+        return document_id
+
+    async def update_metadata(self, *, source_id: int, document: DocumentRecord) -> None:
+        """A metadata-only change: new title/URL/metadata, same chunks and vectors."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(
+                """UPDATE documents SET title = $3, url = $4, metadata = $5, metadata_hash = $6,
+                          source_updated_at = $7, updated_at = now()
+                   WHERE source_id = $1 AND uri = $2""",
+                source_id,
+                document.uri,
+                document.title,
+                document.url,
+                json.dumps(document.metadata),
+                document.metadata_hash,
+                document.source_updated_at,
+            )
+            await _bump_corpus_version(conn)
+
+    async def delete_documents(self, *, source_id: int, uris: Sequence[str]) -> int:
+        """Delete these documents (and their chunks); return how many chunks went."""
+        if not uris:
+            return 0
+        async with self._pool.acquire() as conn, conn.transaction():
+            chunks = await conn.fetchval(
+                """SELECT count(*) FROM chunks c JOIN documents d ON d.id = c.document_id
+                   WHERE d.source_id = $1 AND d.uri = ANY($2::text[])""",
+                source_id,
+                list(uris),
+            )
+            await conn.execute(
+                "DELETE FROM documents WHERE source_id = $1 AND uri = ANY($2::text[])",
+                source_id,
+                list(uris),
+            )
+            await _bump_corpus_version(conn)
+        return int(chunks)
+
+    async def chunk_count(self, *, document_id: int) -> int:
+        return await self._pool.fetchval(
+            "SELECT count(*) FROM chunks WHERE document_id = $1", document_id
+        )
+
+    async def corpus_version(self) -> int:
+        return await self._pool.fetchval("SELECT version FROM corpus_version")
+
+    async def counts(self) -> dict[str, int]:
+        row = await self._pool.fetchrow(
+            """SELECT (SELECT count(*) FROM sources) AS sources,
+                      (SELECT count(*) FROM documents) AS documents,
+                      (SELECT count(*) FROM chunks) AS chunks"""
+        )
+        return dict(row)
+
+
+async def _upsert_document(conn: asyncpg.Connection, source_id: int, doc: DocumentRecord) -> int:
+    return await conn.fetchval(
+        """INSERT INTO documents (source_id, uri, title, url, text, content_hash, metadata_hash,
+                                  metadata, source_updated_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+           ON CONFLICT (source_id, uri) DO UPDATE SET
+               title = EXCLUDED.title, url = EXCLUDED.url, text = EXCLUDED.text,
+               content_hash = EXCLUDED.content_hash, metadata_hash = EXCLUDED.metadata_hash,
+               metadata = EXCLUDED.metadata, source_updated_at = EXCLUDED.source_updated_at,
+               updated_at = now()
+           RETURNING id""",
+        source_id,
+        doc.uri,
+        doc.title,
+        doc.url,
+        doc.text,
+        doc.content_hash,
+        doc.metadata_hash,
+        json.dumps(doc.metadata),
+        doc.source_updated_at,
+    )
+
+
+def _chunk_row(document_id: int, chunk: ChunkRecord) -> tuple[Any, ...]:
+    return (
+        document_id,
+        chunk.ordinal,
+        chunk.text,
+        chunk.text_hash,
+        chunk.char_start,
+        chunk.char_end,
+        list(chunk.heading_path),
+        chunk.embedding,
+    )
+
+
+async def _bump_corpus_version(conn: asyncpg.Connection) -> None:
+    await conn.execute("UPDATE corpus_version SET version = version + 1")

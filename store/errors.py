@@ -1,0 +1,28 @@
+"""Errors raised by the store, each with a message a user can act on."""
+
+from __future__ import annotations
+
+
+class StoreError(Exception):
+    """Base class for everything the store raises on purpose."""
+
+
+class DatabaseUnavailable(StoreError):
+    """The database could not be reached or started."""
+
+
+class EmbeddingModelMismatch(StoreError):
+    """The index was built with another embedding model than the one configured."""
+
+    def __init__(self, *, stored: str, configured: str) -> None:
+        super().__init__(
+            f"the index was built with the embedding model {stored!r} but {configured!r} is "
+            "configured; run `kb index --rebuild` to re-embed with the new model, or configure "
+            f"{stored!r} again"
+        )
+        self.stored = stored
+        self.configured = configured
+
+
+class EmbeddingModelUnavailable(StoreError):
+    """The configured embedding model could not be loaded."""

@@ -1,0 +1,86 @@
+"""Nearest chunks by cosine distance over the HNSW index, with optional filters."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import asyncpg
+import numpy as np
+
+
+@dataclass(frozen=True, slots=True)
+class ChunkHit:
+    """One retrieved chunk with what a citation needs. `score` is cosine similarity."""
+
+    chunk_id: int
+    document_id: int
+    ordinal: int
+    text: str
+    char_start: int
+    char_end: int
+    heading_path: tuple[str, ...]
+    title: str
+    url: str | None
+    uri: str
+    source: str
+    score: float
+
+
+SEARCH_SQL = """
+SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
+       d.title, d.url, d.uri, s.name AS source, 1 - (c.embedding <=> $1) AS score
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+JOIN sources s ON s.id = d.source_id
+WHERE c.embedding IS NOT NULL
+  AND ($3::text[] IS NULL OR s.name = ANY($3::text[]))
+  AND ($4::text[] IS NULL OR s.collection = ANY($4::text[]))
+ORDER BY c.embedding <=> $1
+LIMIT $2
+"""
+
+
+class VectorSearch:
+    def __init__(self, pool: asyncpg.Pool, *, ef_search: int = 40) -> None:
+        self._pool = pool
+        self._ef_search = ef_search
+
+    async def nearest(
+        self,
+        query: np.ndarray,
+        *,
+        limit: int = 10,
+        sources: Sequence[str] | None = None,
+        collections: Sequence[str] | None = None,
+    ) -> list[ChunkHit]:
+        async with self._pool.acquire() as conn, conn.transaction():
+            await conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(self._ef_search), limit)}")
+            if sources is not None or collections is not None:
+                # Filtered searches keep scanning the graph until `limit` rows pass the filter.
+                await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            rows = await conn.fetch(
+                SEARCH_SQL,
+                query,
+                limit,
+                list(sources) if sources is not None else None,
+                list(collections) if collections is not None else None,
+            )
+        return [_hit(r) for r in rows]
+
+
+def _hit(row: asyncpg.Record) -> ChunkHit:
+    return ChunkHit(
+        chunk_id=row["id"],
+        document_id=row["document_id"],
+        ordinal=row["ordinal"],
+        text=row["text"],
+        char_start=row["char_start"],
+        char_end=row["char_end"],
+        heading_path=tuple(row["heading_path"]),
+        title=row["title"],
+        url=row["url"],
+        uri=row["uri"],
+        source=row["source"],
+        score=float(row["score"]),
+    )

@@ -1,0 +1,75 @@
+"""Shared fixtures: one embedded Postgres and one loaded embedding model per test session.
+
+Each test that needs a database gets its own freshly created one on that server, so
+tests never see each other's rows.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from urllib.parse import urlsplit, urlunsplit
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+import asyncpg
+import pytest
+
+from store.database import open_pool
+from store.embedded import EmbeddedPostgres, start_embedded_postgres
+from store.embedding import SentenceTransformerEmbedder
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+HANDBOOK = REPO_ROOT / "kb-data" / "handbook"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+
+
+def with_database(dsn: str, database: str) -> str:
+    """The same server, another database."""
+    parts = urlsplit(dsn)
+    return urlunsplit(parts._replace(path=f"/{database}"))
+
+
+@pytest.fixture(scope="session")
+async def pg_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EmbeddedPostgres]:
+    server = await start_embedded_postgres(tmp_path_factory.mktemp("pg") / "data")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+async def database_url(pg_server: EmbeddedPostgres) -> AsyncIterator[str]:
+    """A new, empty database on the session's server; dropped after the test."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(pg_server.dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    yield with_database(pg_server.dsn, name)
+    admin = await asyncpg.connect(pg_server.dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+@pytest.fixture
+async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
+    pool = await open_pool(database_url, max_size=4)
+    yield pool
+    await pool.close()
+
+
+@pytest.fixture(scope="session")
+async def embedder() -> AsyncIterator[SentenceTransformerEmbedder]:
+    """The packaged all-MiniLM-L6-v2, loaded once."""
+    model = SentenceTransformerEmbedder(torch_threads=2)
+    await model.load()
+    yield model
+    model.close()

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+import asyncpg
+import pytest
+
+from store.documents import DocumentRepository
+from store.embedding import ModelIdentity, SentenceTransformerEmbedder
+from store.errors import EmbeddingModelMismatch
+
+
+async def test_the_packaged_model_embeds_offline_with_unit_vectors(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    vectors = await embedder.embed_batch(["annual leave", "vacation days", "PIV card reader"])
+    assert vectors.shape == (3, 384)
+    assert embedder.identity == ModelIdentity("sentence-transformers/all-MiniLM-L6-v2", 384)
+    assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
+
+
+async def test_a_model_change_is_detected_and_refused_until_adopted(pool: asyncpg.Pool) -> None:
+    repo = DocumentRepository(pool)
+    await repo.adopt_model(ModelIdentity("model-a", 8))
+    await repo.check_model(ModelIdentity("model-a", 8))
+    with pytest.raises(EmbeddingModelMismatch, match="model-a"):
+        await repo.check_model(ModelIdentity("model-b", 16))
+    assert await repo.adopt_model(ModelIdentity("model-b", 16)) is True
+    await repo.check_model(ModelIdentity("model-b", 16))
