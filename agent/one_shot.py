@@ -66,7 +66,10 @@ class OneShotAnswerer:
         return _grounded_answer(question, chosen, timings)
 
     async def _score_sentences(self, question: str, hits: list[ChunkHit]) -> list[_Candidate]:
-        pairs = [(hit, s.text) for hit in hits for s in sentences(hit.text)]
+        # A sentence ending in ':' only introduces what follows; alone it answers nothing.
+        pairs = [
+            (hit, s.text) for hit in hits for s in sentences(hit.text) if not s.text.endswith(":")
+        ]
         if not pairs:
             return []
         vectors = await self._embedder.embed_batch([question, *(text for _, text in pairs)])

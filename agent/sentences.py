@@ -13,6 +13,7 @@ _LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
 _ABBREVIATION = re.compile(r"\b(?:e\.g|i\.e|etc|vs|Mr|Ms|Mrs|Dr|St|No|U\.S|approx)\.$", re.I)
 _WORD = re.compile(r"\w+")
+_MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\([^)\s]*\)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,10 +38,13 @@ def sentences(text: str, *, min_words: int = 4) -> Iterator[Sentence]:
 
 
 def _split_line(text: str, start: int, end: int) -> Iterator[tuple[int, int]]:
+    links = [m.span() for m in _MARKDOWN_LINK.finditer(text, start, end)]
     position = start
     for match in _END.finditer(text, start, end):
         if _ABBREVIATION.search(text, position, match.start()):
             continue
+        if any(a < match.start() < b for a, b in links):
+            continue  # never cut inside a [text](url) link
         yield position, match.start()
         position = match.end()
     if position < end:

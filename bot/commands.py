@@ -8,13 +8,13 @@ from pathlib import Path
 from typing import Any
 
 import click
-from jobs.directory import DirectorySource, handbook_source
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from bot.blocks import answer_blocks, answer_text
 from bot.settings import Settings
 from bot.wiring import Runtime, open_runtime
+from jobs.directory import DirectorySource, handbook_source
 from jobs.documents import Source
 from jobs.indexing import IndexOptions, IndexReport
 
@@ -143,5 +143,6 @@ async def status_command(settings: Settings) -> None:
 async def _ensure_indexed(runtime: Runtime) -> None:
     if (await runtime.documents.counts())["chunks"] == 0:
         raise click.ClickException(
-            "the knowledge base is empty; run `kb index` (bundled handbook) or `kb index PATH` first"
+            "the knowledge base is empty; run `kb index` (the bundled handbook) "
+            "or `kb index PATH` first"
         )

@@ -19,6 +19,7 @@ _BLOCK_SEPARATOR = re.compile(r"\n[ \t]*\n+")
 _HEADING = re.compile(r"^(#{1,6})[ \t]+(.+?)[ \t#]*$")
 _WORD = re.compile(r"\S+")
 _SENTENCE_END = re.compile(r"(?<=[.!?:;])[\"')\]]*\s+")
+_FENCE = re.compile(r"^[ \t]*```.*?(?:^[ \t]*```[^\n]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,8 +66,13 @@ def chunk_text(text: str, policy: ChunkingPolicy | None = None) -> list[Chunk]:
 
 
 def _blocks(text: str, max_words: int) -> Iterator[_Block]:
+    # Blank lines and '#' lines inside a ``` fence are code, not structure.
+    fences = [m.span() for m in _FENCE.finditer(text)]
+    separators = [
+        m for m in _BLOCK_SEPARATOR.finditer(text) if not any(a < m.start() < b for a, b in fences)
+    ]
     position = 0
-    for separator in [*_BLOCK_SEPARATOR.finditer(text), None]:
+    for separator in [*separators, None]:
         end = separator.start() if separator else len(text)
         yield from _split_block(text, position, end, max_words)
         if separator:

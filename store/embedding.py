@@ -117,8 +117,9 @@ class SentenceTransformerEmbedder:
         import torch
         from sentence_transformers import SentenceTransformer
 
-        if self._torch_threads:
-            torch.set_num_threads(self._torch_threads)
+        # Set explicitly: OMP_NUM_THREADS=1 (which keeps numpy's BLAS off torch's cores)
+        # would otherwise leave torch on a single core.
+        torch.set_num_threads(self._torch_threads or os.cpu_count() or 1)
         path = self._model_ref or str(packaged_model_path())
         try:
             model = SentenceTransformer(path, device="cpu", local_files_only=True)

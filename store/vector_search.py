@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
 import asyncpg
 import numpy as np
@@ -25,6 +26,8 @@ class ChunkHit:
     uri: str
     source: str
     score: float
+    # When the document last changed (the source's date, else the index time), if known.
+    updated_at: datetime | None = None
 
 
 SEARCH_SQL = """
@@ -40,6 +43,27 @@ ORDER BY c.embedding <=> $1
 LIMIT $2
 """
 
+# --- hybrid retrieval additions: updated-at range filter and an exact (no index) scan ---
+_UPDATED_AT = "coalesce(d.source_updated_at, d.updated_at)"
+_FILTERED_SELECT = f"""
+SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
+       d.title, d.url, d.uri, s.name AS source, 1 - (c.embedding <=> $1) AS score,
+       {_UPDATED_AT} AS updated_at
+FROM chunks c
+JOIN documents d ON d.id = c.document_id
+JOIN sources s ON s.id = d.source_id
+WHERE c.embedding IS NOT NULL
+  AND ($3::text[] IS NULL OR s.name = ANY($3::text[]))
+  AND ($4::text[] IS NULL OR s.collection = ANY($4::text[]))
+  AND ($5::timestamptz IS NULL OR {_UPDATED_AT} >= $5)
+  AND ($6::timestamptz IS NULL OR {_UPDATED_AT} < $6)
+"""
+FILTERED_SEARCH_SQL = _FILTERED_SELECT + "ORDER BY c.embedding <=> $1\nLIMIT $2\n"
+# `+ 0` hides the ORDER BY from the HNSW index: an exact scan, for recall measurements.
+# (A different statement text also keeps asyncpg's statement cache from reusing a plan.)
+EXACT_SEARCH_SQL = _FILTERED_SELECT + "ORDER BY (c.embedding <=> $1) + 0\nLIMIT $2\n"
+# --- end of hybrid retrieval additions ---
+
 
 class VectorSearch:
     def __init__(self, pool: asyncpg.Pool, *, ef_search: int = 40) -> None:
@@ -53,19 +77,57 @@ class VectorSearch:
         limit: int = 10,
         sources: Sequence[str] | None = None,
         collections: Sequence[str] | None = None,
+        updated_after: datetime | None = None,
+        updated_before: datetime | None = None,
     ) -> list[ChunkHit]:
+        filtered = any(f is not None for f in (sources, collections, updated_after, updated_before))
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(self._ef_search), limit)}")
-            if sources is not None or collections is not None:
+            if filtered:
                 # Filtered searches keep scanning the graph until `limit` rows pass the filter.
                 await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            rows = await conn.fetch(
-                SEARCH_SQL,
-                query,
-                limit,
-                list(sources) if sources is not None else None,
-                list(collections) if collections is not None else None,
-            )
+            if updated_after is None and updated_before is None:
+                rows = await conn.fetch(
+                    SEARCH_SQL,
+                    query,
+                    limit,
+                    list(sources) if sources is not None else None,
+                    list(collections) if collections is not None else None,
+                )
+            else:
+                rows = await conn.fetch(
+                    FILTERED_SEARCH_SQL,
+                    query,
+                    limit,
+                    list(sources) if sources is not None else None,
+                    list(collections) if collections is not None else None,
+                    updated_after,
+                    updated_before,
+                )
+        hits = [_hit(r) for r in rows]
+        # relaxed_order may hand rows back slightly out of order: restore it.
+        return sorted(hits, key=lambda h: -h.score) if filtered else hits
+
+    async def nearest_exact(
+        self,
+        query: np.ndarray,
+        *,
+        limit: int = 10,
+        sources: Sequence[str] | None = None,
+        collections: Sequence[str] | None = None,
+        updated_after: datetime | None = None,
+        updated_before: datetime | None = None,
+    ) -> list[ChunkHit]:
+        """The true nearest chunks by a full scan (no index): the reference for recall."""
+        rows = await self._pool.fetch(
+            EXACT_SEARCH_SQL,
+            query,
+            limit,
+            list(sources) if sources is not None else None,
+            list(collections) if collections is not None else None,
+            updated_after,
+            updated_before,
+        )
         return [_hit(r) for r in rows]
 
 
@@ -83,4 +145,5 @@ def _hit(row: asyncpg.Record) -> ChunkHit:
         uri=row["uri"],
         source=row["source"],
         score=float(row["score"]),
+        updated_at=row.get("updated_at"),
     )

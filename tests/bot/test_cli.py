@@ -1,0 +1,69 @@
+"""The `kb` command end to end, as a user runs it, against a server started apart from the bot."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+pytestmark = pytest.mark.asyncio
+
+
+def kb(*args: str, env: dict[str, str], timeout: float = 240) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+
+
+async def test_index_then_ask_over_database_url_prints_verified_quotes(
+    database_url: str, tmp_path: Path
+) -> None:
+    env = {"DATABASE_URL": database_url, "KB_HOME": str(tmp_path / "home")}
+    indexed = kb("index", str(FIXTURES / "kb"), "--name", "fixture", "--json", env=env)
+    assert indexed.returncode == 0, indexed.stderr
+    record = json.loads(indexed.stdout)
+    assert record["documents_added"] == 3 and record["documents_failed"] == 0
+
+    asked = kb("ask", "How do I request annual leave?", "--json", env=env)
+    assert asked.returncode == 0, asked.stderr
+    answer = json.loads(asked.stdout)
+    assert answer["covered"] is True
+    assert answer["claims"], answer
+    assert answer["claims"][0]["citation"]["title"] == "Leave"
+    assert any("HRLinks" in claim["quote"] for claim in answer["claims"])
+    # The embedded server was not used: KB_HOME holds no database.
+    assert not (tmp_path / "home" / "postgres").exists()
+
+
+async def test_an_unreachable_database_url_fails_with_one_clear_line(tmp_path: Path) -> None:
+    env = {"DATABASE_URL": "postgresql://kb:s3cret-pass@127.0.0.1:9/kb", "KB_HOME": str(tmp_path)}
+    result = kb("status", env=env, timeout=60)
+    assert result.returncode == 1
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: cannot connect to the database")
+    assert "check DATABASE_URL" in lines[0]
+    assert "s3cret-pass" not in result.stderr + result.stdout
+
+
+async def test_help_answers_without_loading_the_model() -> None:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "bot", "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert result.returncode == 0
+    assert "index" in result.stdout and "ask" in result.stdout
+    assert "sentence_transformers" not in result.stderr
+    assert "torch" not in result.stderr.split()
