@@ -25,6 +25,7 @@ class Claim:
     text: str
     quote: str
     source: int  # SourceRef.number
+    chunk_id: int  # the chunk the quote was verified against
     score: float
 
 
@@ -51,12 +52,12 @@ class Answer:
                     "text": c.text,
                     "quote": c.quote,
                     "score": round(c.score, 4),
+                    "chunk_id": c.chunk_id,
                     "citation": {
                         "number": c.source,
                         "title": by_number[c.source].title,
                         "url": by_number[c.source].url,
                         "uri": by_number[c.source].uri,
-                        "chunk_id": by_number[c.source].chunk_id,
                     },
                 }
                 for c in self.claims

@@ -117,7 +117,9 @@ def _grounded_answer(question: str, chosen: list[_Candidate], timings: dict[str,
                 len(sources) + 1, hit.title, hit.url, hit.uri, hit.chunk_id, hit.heading_path
             ),
         )
-        claims.append(Claim(candidate.text, candidate.text, ref.number, candidate.score))
+        claims.append(
+            Claim(candidate.text, candidate.text, ref.number, hit.chunk_id, candidate.score)
+        )
     return Answer(
         question=question,
         covered=bool(claims),

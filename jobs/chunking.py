@@ -40,8 +40,8 @@ class Chunk:
     heading_path: tuple[str, ...]
 
     def embedding_text(self) -> str:
-        """What gets embedded: the section path (for context) and the chunk's text."""
-        if not self.heading_path or self.text.lstrip().startswith("#"):
+        """What gets embedded: the section path (page title first) and the chunk's text."""
+        if not self.heading_path:
             return self.text
         return " > ".join(self.heading_path) + "\n\n" + self.text
 

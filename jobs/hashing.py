@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 # Bump when chunking changes, so every document is re-chunked on the next pass.
-CHUNKING_VERSION = "chunking-1"
+CHUNKING_VERSION = "chunking-2"
 
 
 def _sha256(text: str) -> str:
