@@ -41,11 +41,12 @@ DEMO_QUESTIONS = (
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run one async command; turn the errors we know into one plain line and exit 1."""
+    from jobs.errors import JobsError
     from store.errors import StoreError
 
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
-    except StoreError as exc:
+    except (StoreError, JobsError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
@@ -65,19 +66,35 @@ def main(verbose: bool) -> None:
 
 @main.command()
 @click.argument("path", required=False, type=click.Path(path_type=Path, file_okay=False))
+@click.option("--source", "source_name", help="Index only this configured source.")
 @click.option("--name", help="Source name for PATH (default: the folder's name).")
 @click.option("--url-template", help="Citation URL for PATH's files, e.g. https://x/{path}.")
 @click.option("--dry-run", is_flag=True, help="List what would change; write nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
 def index(
-    path: Path | None, name: str | None, url_template: str | None, dry_run: bool, as_json: bool
+    path: Path | None,
+    source_name: str | None,
+    name: str | None,
+    url_template: str | None,
+    dry_run: bool,
+    as_json: bool,
 ) -> None:
-    """Index PATH (default: the bundled handbook) into the knowledge base."""
-    from bot.commands import index_command
+    """Index PATH, or the configured sources (default: the bundled handbook)."""
+    from bot import commands
+    from jobs.errors import JobsError
 
-    report = _run(lambda: index_command(_settings(), path, name, url_template, dry_run, as_json))
+    settings = _settings()
+    try:
+        configs, base_dir = commands.select_sources(settings, path, source_name, name, url_template)
+    except JobsError as exc:
+        raise click.ClickException(str(exc)) from exc
+    outcome = _run(lambda: commands.index_command(settings, configs, base_dir, dry_run=dry_run))
     if as_json:
-        click.echo(json.dumps(report, indent=2, default=str))
+        click.echo(json.dumps(commands.outcome_json(outcome), indent=2, default=str))
+    else:
+        commands.print_outcome(outcome)
+    if outcome.errors:
+        sys.exit(1)
 
 
 @main.command()
@@ -99,6 +116,22 @@ def demo(no_prompt: bool) -> None:
 
     interactive = not no_prompt and sys.stdin.isatty()
     _run(lambda: demo_command(_settings(), DEMO_QUESTIONS, interactive=interactive))
+
+
+@main.command()
+def sources() -> None:
+    """List the configured sources, their schedules and last runs."""
+    from bot.commands import sources_command
+
+    _run(lambda: sources_command(_settings()))
+
+
+@main.command()
+def jobs() -> None:
+    """Run the reindex schedule alone (until Ctrl-C)."""
+    from bot.commands import jobs_command
+
+    _run(lambda: jobs_command(_settings()))
 
 
 @main.command()

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
-from collections.abc import Sequence
+import logging
+import signal
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -13,31 +17,21 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bot.blocks import answer_blocks, answer_text
 from bot.settings import Settings
+from bot.sources import configured_sources, folder_config, handbook_config
 from bot.wiring import Runtime, open_runtime
-from jobs.directory import DirectorySource, handbook_source
-from jobs.documents import Source
-from jobs.indexing import IndexOptions, IndexReport
+from jobs.config import SourceConfig
+from jobs.indexing import IndexReport, ProgressCallback
+from jobs.reindex import ReindexOutcome
+from jobs.schedule import build_scheduler
+from store.index_runs import IndexRunRepository
 
 console = Console(stderr=True)
+log = logging.getLogger(__name__)
 
 
-def source_for(
-    settings: Settings, path: Path | None, name: str | None, url_template: str | None
-) -> Source:
-    if path is None:
-        return handbook_source(settings.sample_kb)
-    if not path.is_dir():
-        raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
-    return DirectorySource(
-        name=name or path.resolve().name,
-        root=path,
-        url_style="template" if url_template else "none",
-        url_template=url_template,
-    )
-
-
-async def run_index(runtime: Runtime, source: Source, *, dry_run: bool = False) -> IndexReport:
-    """Index one source with a progress bar on stderr."""
+@contextmanager
+def progress_bars() -> Iterator[Any]:
+    """A factory of per-source progress callbacks drawing bars on stderr."""
     with Progress(
         TextColumn("[bold]indexing[/] {task.description}"),
         BarColumn(),
@@ -46,16 +40,37 @@ async def run_index(runtime: Runtime, source: Source, *, dry_run: bool = False) 
         console=console,
         transient=True,
     ) as progress:
-        task = progress.add_task(source.name, total=None)
 
-        def advance(done: int, total: int) -> None:
-            progress.update(task, completed=done, total=total)
+        def for_source(name: str) -> ProgressCallback:
+            task = progress.add_task(name, total=None)
 
-        console.print(f"[dim]loading the embedding model and listing {source.name}…[/]")
-        await runtime.embedder.load()
-        return await runtime.indexer().run(
-            source, options=IndexOptions(dry_run=dry_run), progress=advance
+            def advance(done: int, total: int) -> None:
+                progress.update(task, completed=done, total=total)
+
+            return advance
+
+        yield for_source
+
+
+async def reindex(
+    runtime: Runtime, configs: Sequence[SourceConfig], *, base_dir: Path, dry_run: bool = False
+) -> ReindexOutcome:
+    """Index `configs` (under the cross-instance lock) with progress bars."""
+    console.print("[dim]loading the embedding model and listing documents…[/]")
+    await runtime.embedder.load()
+    with progress_bars() as bars:
+        return await runtime.reindex_job(base_dir=base_dir).run(
+            configs, dry_run=dry_run, progress=bars
         )
+
+
+def print_outcome(outcome: ReindexOutcome) -> None:
+    if outcome.skipped:
+        console.print(f"[yellow]skipped:[/] {outcome.reason}; try again when it has finished")
+    for report in outcome.reports:
+        print_report(report)
+    for name, error in outcome.errors.items():
+        console.print(f"[red]source {name} failed:[/] {error}")
 
 
 def print_report(report: IndexReport) -> None:
@@ -73,20 +88,36 @@ def print_report(report: IndexReport) -> None:
         console.print(f"  [yellow]warning[/] {warning}")
 
 
+def outcome_json(outcome: ReindexOutcome) -> Any:
+    if outcome.skipped:
+        return {"skipped": True, "reason": outcome.reason}
+    records: list[dict[str, Any]] = [r.as_dict() for r in outcome.reports]
+    records += [{"source": n, "error": e} for n, e in outcome.errors.items()]
+    return records[0] if len(records) == 1 else records
+
+
+def select_sources(
+    settings: Settings, path: Path | None, source: str | None, name: str | None, url: str | None
+) -> tuple[list[SourceConfig], Path]:
+    if path is not None:
+        if not path.is_dir():
+            raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
+        return [folder_config(path, name=name, url_template=url)], Path.cwd()
+    configs, base_dir = configured_sources(settings)
+    if source is None:
+        return configs, base_dir
+    chosen = [c for c in configs if c.name == source]
+    if not chosen:
+        known = ", ".join(c.name for c in configs)
+        raise click.UsageError(f"no source called {source!r}; configured sources: {known}")
+    return chosen, base_dir
+
+
 async def index_command(
-    settings: Settings,
-    path: Path | None,
-    name: str | None,
-    url_template: str | None,
-    dry_run: bool,
-    as_json: bool,
-) -> dict[str, Any]:
-    source = source_for(settings, path, name, url_template)
+    settings: Settings, configs: Sequence[SourceConfig], base_dir: Path, *, dry_run: bool
+) -> ReindexOutcome:
     async with open_runtime(settings) as runtime:
-        report = await run_index(runtime, source, dry_run=dry_run)
-    if not as_json:
-        print_report(report)
-    return report.as_dict()
+        return await reindex(runtime, configs, base_dir=base_dir, dry_run=dry_run)
 
 
 async def ask_command(settings: Settings, question: str, *, as_json: bool, blocks: bool) -> None:
@@ -105,7 +136,8 @@ async def ask_command(settings: Settings, question: str, *, as_json: bool, block
 async def demo_command(settings: Settings, questions: Sequence[str], *, interactive: bool) -> None:
     async with open_runtime(settings) as runtime:
         console.print(f"[dim]database: {runtime.database}[/]")
-        print_report(await run_index(runtime, handbook_source(settings.sample_kb)))
+        outcome = await reindex(runtime, [handbook_config(settings)], base_dir=Path.cwd())
+        print_outcome(outcome)
         answerer = runtime.answerer()
         for question in questions:
             click.echo(f"\n? {question}")
@@ -122,6 +154,52 @@ def _prompt() -> str:
         return input("\n? ").strip()
     except EOFError:
         return ""
+
+
+async def sources_command(settings: Settings) -> None:
+    configs, _ = configured_sources(settings)
+    origin = settings.sources_path if settings.sources_path.exists() else "built-in default"
+    click.echo(f"sources from {origin}:")
+    async with open_runtime(settings) as runtime:
+        runs = IndexRunRepository(runtime.pool)
+        for config in configs:
+            latest = await runs.latest(source=config.name, limit=1)
+            last = (
+                f"last run {latest[0].started_at:%Y-%m-%d %H:%M} UTC, {latest[0].status}"
+                if latest
+                else "never run"
+            )
+            click.echo(
+                f"  {config.name:<20} {config.kind:<9} collection={config.collection:<12} "
+                f"{config.schedule.describe():<18} {last}"
+            )
+
+
+async def jobs_command(settings: Settings) -> None:
+    """Run the reindex schedule until interrupted."""
+    configs, base_dir = configured_sources(settings)
+    async with open_runtime(settings) as runtime:
+        await runtime.embedder.load()
+        job = runtime.reindex_job(base_dir=base_dir)
+
+        async def run_source(config: SourceConfig) -> None:
+            print_outcome(await job.run([config]))
+
+        scheduler = build_scheduler(configs, run_source=run_source)
+        if not scheduler.get_jobs():
+            raise click.ClickException(
+                f'no source has a schedule; add `every = "1h"` or `cron = "…"` to a source '
+                f"in {settings.sources_path}"
+            )
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.add_signal_handler(sig, stop.set)
+        scheduler.start()
+        for scheduled in scheduler.get_jobs():
+            console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
+        await stop.wait()
+        scheduler.shutdown(wait=False)
 
 
 async def status_command(settings: Settings) -> None:

@@ -27,6 +27,13 @@ class Settings(BaseSettings):
     sample_kb: Path = Field(
         default=REPO_ROOT / "kb-data" / "handbook", validation_alias="KB_SAMPLE_KB"
     )
+    sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
+    index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
+
+    @property
+    def sources_path(self) -> Path:
+        """The sources file: KB_SOURCES, else sources.toml in KB_HOME."""
+        return self.sources_file or self.kb_home / "sources.toml"
 
     @property
     def embedded_data_dir(self) -> Path:

@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
+from pathlib import Path
 
 import asyncpg
 
@@ -13,10 +14,12 @@ from agent.one_shot import OneShotAnswerer
 from agent.retrieval import DenseRetriever
 from bot.settings import Settings
 from jobs.indexing import Indexer
+from jobs.reindex import ReindexJob
 from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import SentenceTransformerEmbedder
+from store.index_runs import IndexRunRepository
 from store.vector_search import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -32,7 +35,20 @@ class Runtime:
     vector_search: VectorSearch
 
     def indexer(self) -> Indexer:
-        return Indexer(repository=self.documents, embedder=self.embedder)
+        return Indexer(
+            repository=self.documents,
+            embedder=self.embedder,
+            embed_batch_size=self.settings.index_batch_size,
+        )
+
+    def reindex_job(self, *, base_dir: Path) -> ReindexJob:
+        return ReindexJob(
+            pool=self.pool,
+            indexer=self.indexer(),
+            documents=self.documents,
+            runs=IndexRunRepository(self.pool),
+            base_dir=base_dir,
+        )
 
     def answerer(self) -> OneShotAnswerer:
         retriever = DenseRetriever(embedder=self.embedder, search=self.vector_search)

@@ -64,7 +64,6 @@ class IndexOptions:
     dry_run: bool = False
     # Refuse to delete when the listing shrank below this share of the stored documents.
     min_listing_ratio: float = 0.5
-    embed_batch_size: int = 256
 
 
 class Indexer:
@@ -74,10 +73,12 @@ class Indexer:
         repository: DocumentRepository,
         embedder: Embedder,
         policy: ChunkingPolicy | None = None,
+        embed_batch_size: int = 256,
     ) -> None:
         self._repository = repository
         self._embedder = embedder
         self._policy = policy or ChunkingPolicy()
+        self.embed_batch_size = embed_batch_size
 
     async def run(
         self,
@@ -205,7 +206,7 @@ class _Batch:
 
     async def add(self, pending: _Pending) -> None:
         self.pending.append(pending)
-        if sum(len(p.chunks) for p in self.pending) >= self.options.embed_batch_size:
+        if sum(len(p.chunks) for p in self.pending) >= self.indexer.embed_batch_size:
             await self.flush()
 
     async def flush(self) -> None:

@@ -1,0 +1,125 @@
+"""A reindex pass over configured sources: one at a time across instances, every run recorded.
+
+The pass holds a Postgres advisory lock; a second instance finds it taken and skips. A
+source that fails (bad settings, network down mid-listing) is recorded as failed and
+deletes nothing; the other sources still run.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+
+from jobs.config import SourceConfig
+from jobs.documents import Source
+from jobs.errors import JobsError
+from jobs.indexing import Indexer, IndexOptions, IndexReport, ProgressCallback
+from jobs.sources import build_source, web_validators
+from store.documents import DocumentRepository
+from store.index_runs import IndexRunRepository
+from store.locks import REINDEX_LOCK_KEY, try_advisory_lock
+
+log = logging.getLogger(__name__)
+
+ProgressFactory = Callable[[str], ProgressCallback | None]
+
+
+@dataclass(slots=True)
+class ReindexOutcome:
+    skipped: bool = False
+    reason: str | None = None
+    reports: list[IndexReport] = field(default_factory=list)
+    errors: dict[str, str] = field(default_factory=dict)
+
+
+class ReindexJob:
+    def __init__(
+        self,
+        *,
+        pool: asyncpg.Pool,
+        indexer: Indexer,
+        documents: DocumentRepository,
+        runs: IndexRunRepository,
+        base_dir: Path,
+    ) -> None:
+        self._pool = pool
+        self._indexer = indexer
+        self._documents = documents
+        self._runs = runs
+        self._base_dir = base_dir
+
+    async def run(
+        self,
+        configs: Sequence[SourceConfig],
+        *,
+        dry_run: bool = False,
+        progress: ProgressFactory | None = None,
+    ) -> ReindexOutcome:
+        async with try_advisory_lock(self._pool, REINDEX_LOCK_KEY) as acquired:
+            if not acquired:
+                log.info("another reindex is running; this one is skipped")
+                return ReindexOutcome(skipped=True, reason="another reindex is running")
+            abandoned = await self._runs.mark_abandoned()
+            if abandoned:
+                log.warning(
+                    "%d earlier run(s) died mid-way; this run finishes their work", abandoned
+                )
+            return await self._run_all(configs, dry_run=dry_run, progress=progress)
+
+    async def _run_all(
+        self, configs: Sequence[SourceConfig], *, dry_run: bool, progress: ProgressFactory | None
+    ) -> ReindexOutcome:
+        outcome = ReindexOutcome()
+        async with AsyncExitStack() as stack:
+            http = None
+            if any(c.kind == "web" for c in configs):
+                http = await stack.enter_async_context(aiohttp.ClientSession())
+            for config in configs:
+                callback = progress(config.name) if progress else None
+                await self._run_one(config, http, outcome, dry_run=dry_run, progress=callback)
+        return outcome
+
+    async def _run_one(
+        self,
+        config: SourceConfig,
+        http: aiohttp.ClientSession | None,
+        outcome: ReindexOutcome,
+        *,
+        dry_run: bool,
+        progress: ProgressCallback | None,
+    ) -> None:
+        run_id = None if dry_run else await self._runs.start(source=config.name)
+        try:
+            source = await self._source(config, http)
+            options = IndexOptions(kind=config.kind, collection=config.collection, dry_run=dry_run)
+            report = await self._indexer.run(source, options=options, progress=progress)
+        except (JobsError, aiohttp.ClientError, OSError, TimeoutError) as exc:
+            log.error("source %s failed: %s", config.name, exc)
+            outcome.errors[config.name] = str(exc)
+            if run_id is not None:
+                await self._runs.finish(
+                    run_id, status="failed", counts={}, failures=[{"uri": "", "reason": str(exc)}]
+                )
+            return
+        outcome.reports.append(report)
+        if run_id is not None:
+            counts = {k: v for k, v in report.as_dict().items() if k not in ("failures",)}
+            await self._runs.finish(
+                run_id, status="succeeded", counts=counts, failures=report.failures
+            )
+
+    async def _source(self, config: SourceConfig, http: aiohttp.ClientSession | None) -> Source:
+        validators = {}
+        if config.kind == "web":
+            source_id = await self._documents.ensure_source(
+                name=config.name, kind=config.kind, collection=config.collection
+            )
+            stored = await self._documents.documents_of(source_id=source_id)
+            validators = web_validators({uri: d.metadata for uri, d in stored.items()})
+        return build_source(config, base_dir=self._base_dir, http=http, validators=validators)

@@ -1,0 +1,63 @@
+"""The reindex job in-process: run records, the lock, and a failing source."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from jobs.config import SourceConfig
+from jobs.indexing import Indexer
+from jobs.reindex import ReindexJob
+from store.documents import DocumentRepository
+from store.embedding import SentenceTransformerEmbedder
+from store.index_runs import IndexRunRepository
+from store.locks import REINDEX_LOCK_KEY, try_advisory_lock
+
+FIXTURE_KB = Path(__file__).resolve().parents[1] / "fixtures" / "kb"
+
+
+@pytest.fixture
+def job(pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder) -> ReindexJob:
+    documents = DocumentRepository(pool)
+    return ReindexJob(
+        pool=pool,
+        indexer=Indexer(repository=documents, embedder=embedder),
+        documents=documents,
+        runs=IndexRunRepository(pool),
+        base_dir=FIXTURE_KB.parent,
+    )
+
+
+def kb_source(name: str = "kb", root: str = "kb") -> SourceConfig:
+    return SourceConfig(name=name, kind="directory", settings={"root": root})
+
+
+async def test_each_run_is_recorded_with_its_counts(job: ReindexJob, pool: asyncpg.Pool) -> None:
+    outcome = await job.run([kb_source()])
+    (run,) = await IndexRunRepository(pool).latest()
+    assert outcome.reports[0].documents_added == 3
+    assert run.status == "succeeded"
+    assert run.counts["documents_added"] == 3
+    assert run.counts["chunks_embedded"] == outcome.reports[0].chunks_embedded > 0
+
+
+async def test_a_run_skips_while_another_instance_holds_the_lock(
+    job: ReindexJob, pool: asyncpg.Pool
+) -> None:
+    async with try_advisory_lock(pool, REINDEX_LOCK_KEY) as held:
+        assert held
+        outcome = await job.run([kb_source()])
+    assert outcome.skipped and outcome.reports == []
+    assert await IndexRunRepository(pool).latest() == []
+
+
+async def test_a_failing_source_is_recorded_and_the_others_still_run(
+    job: ReindexJob, pool: asyncpg.Pool
+) -> None:
+    outcome = await job.run([kb_source("missing", "no-such-folder"), kb_source()])
+    assert "no-such-folder" in outcome.errors["missing"]
+    assert outcome.reports[0].documents_added == 3
+    runs = {r.source: r.status for r in await IndexRunRepository(pool).latest()}
+    assert runs == {"missing": "failed", "kb": "succeeded"}
