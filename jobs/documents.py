@@ -42,7 +42,15 @@ class UnchangedDocument:
     uri: str
 
 
-SourceItem = SourceDocument | FailedDocument | UnchangedDocument
+@dataclass(frozen=True, slots=True)
+class GoneDocument:
+    """The source says the document was removed (e.g. HTTP 404/410): delete the stored copy."""
+
+    uri: str
+    reason: str
+
+
+SourceItem = SourceDocument | FailedDocument | UnchangedDocument | GoneDocument
 
 
 class Source(Protocol):

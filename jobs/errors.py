@@ -17,3 +17,7 @@ class DocumentError(JobsError):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
+
+
+class DocumentGone(DocumentError):
+    """The document no longer exists at its source (HTTP 404 or 410)."""

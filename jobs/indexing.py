@@ -17,7 +17,14 @@ from dataclasses import asdict, dataclass, field
 import numpy as np
 
 from jobs.chunking import Chunk, ChunkingPolicy, chunk_text
-from jobs.documents import FailedDocument, Source, SourceDocument, SourceItem, UnchangedDocument
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    Source,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
 from jobs.hashing import chunk_hash, content_hash, metadata_hash
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository, StoredDocument
 from store.embedding import Embedder
@@ -119,6 +126,8 @@ class Indexer:
         if isinstance(item, UnchangedDocument):
             report.documents_unchanged += 1
             return
+        if isinstance(item, GoneDocument):
+            return  # not listed, so _delete_missing removes any stored copy
         if isinstance(item, FailedDocument):
             report.documents_failed += 1
             report.failures.append({"uri": item.uri, "reason": item.reason})
@@ -156,7 +165,7 @@ class Indexer:
         report: IndexReport,
         options: IndexOptions,
     ) -> None:
-        listed = {item.uri for item in items}
+        listed = {item.uri for item in items if not isinstance(item, GoneDocument)}
         missing = sorted(uri for uri in stored if uri not in listed)
         if not missing:
             return

@@ -32,8 +32,14 @@ from urllib.robotparser import RobotFileParser
 import aiohttp
 from yarl import URL
 
-from jobs.documents import FailedDocument, SourceDocument, SourceItem, UnchangedDocument
-from jobs.errors import DocumentError
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
+from jobs.errors import DocumentError, DocumentGone
 from jobs.sitemaps import Sitemap, parse_sitemap
 from jobs.web_html import HTML_TYPES, TEXT_TYPES, read_page
 
@@ -297,6 +303,8 @@ class _Crawl:
     async def _page(self, url: URL) -> SourceItem:
         try:
             return await self._read_page(url)
+        except DocumentGone as gone:
+            return GoneDocument(uri=str(url), reason=gone.reason)
         except DocumentError as failure:  # includes UnreadablePage
             return FailedDocument(uri=str(url), reason=failure.reason)
 
@@ -437,6 +445,8 @@ async def _response(
         return _Response(url=url, status=status, location=resp.headers.get("Location"))
     if status == 304 and conditional:
         return _Response(url=url, status=status)
+    if status in (404, 410):
+        raise DocumentGone(f"HTTP {status}: the page is gone")
     if not 200 <= status < 300:
         raise DocumentError(f"HTTP {status} from server")
     if kind.types is not None and resp.content_type not in kind.types:

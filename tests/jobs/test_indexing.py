@@ -8,7 +8,7 @@ import asyncpg
 import pytest
 
 from jobs.chunking import ChunkingPolicy
-from jobs.documents import FailedDocument, SourceDocument, SourceItem
+from jobs.documents import FailedDocument, GoneDocument, SourceDocument, SourceItem
 from jobs.indexing import Indexer, IndexOptions
 from store.documents import DocumentRepository
 from store.embedding import SentenceTransformerEmbedder
@@ -142,4 +142,15 @@ async def test_dry_run_reports_changes_and_writes_nothing(
         options=IndexOptions(dry_run=True),
     )
     assert (report.documents_added, report.chunks_embedded) == (1, 0)
+    assert await pool.fetchval("SELECT count(*) FROM documents") == 1
+
+
+async def test_a_document_the_source_reports_gone_is_deleted(
+    indexer: Indexer, pool: asyncpg.Pool
+) -> None:
+    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
+    report = await indexer.run(
+        ListSource("s", [_doc("a", "leave"), GoneDocument("b", "HTTP 404: the page is gone")])
+    )
+    assert report.documents_deleted == 1
     assert await pool.fetchval("SELECT count(*) FROM documents") == 1

@@ -18,7 +18,13 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 from multidict import CIMultiDict, CIMultiDictProxy
 
-from jobs.documents import FailedDocument, SourceDocument, SourceItem, UnchangedDocument
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
 from jobs.web import HttpValidators, WebSource
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
@@ -517,7 +523,7 @@ async def test_robots_txt_is_ignored_when_asked(
 # -- failures and limits --------------------------------------------------------------------
 
 
-async def test_a_server_error_fails_the_page_with_its_status(
+async def test_a_server_error_fails_the_page_and_a_404_marks_it_gone(
     site: FakeSite, session: aiohttp.ClientSession
 ) -> None:
     site.serve("/boom", "Internal error", status=500)
@@ -525,7 +531,9 @@ async def test_a_server_error_fails_the_page_with_its_status(
     items = await collect(web_source(session, urls=[site.url("/boom"), site.url("/missing")]))
 
     assert failed(items[site.url("/boom")]).reason == "HTTP 500 from server"
-    assert failed(items[site.url("/missing")]).reason == "HTTP 404 from server"
+    gone = items[site.url("/missing")]
+    assert isinstance(gone, GoneDocument)
+    assert gone.reason == "HTTP 404: the page is gone"
 
 
 @pytest.mark.parametrize("stall", ["before headers", "mid-body"])
