@@ -127,6 +127,14 @@ def sources() -> None:
 
 
 @main.command()
+def serve() -> None:
+    """Run the server: health endpoint and the reindex schedule (Slack events to come)."""
+    from bot.commands import serve_command
+
+    _run(lambda: serve_command(_settings()))
+
+
+@main.command()
 def jobs() -> None:
     """Run the reindex schedule alone (until Ctrl-C)."""
     from bot.commands import jobs_command
@@ -146,3 +154,31 @@ def _settings() -> Any:
     from bot.settings import Settings
 
     return Settings()
+
+
+# --- kb eval (retrieval evaluation; the work is in bot/eval_command.py) ---
+@main.group(name="eval")
+def eval_group() -> None:
+    """Measure retrieval quality on public benchmarks."""
+
+
+@eval_group.command("retrieval")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--split", required=True, help="Which qrels/<split>.tsv to score, e.g. test.")
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write numbers here.")
+@click.option("--limit", type=click.IntRange(min=1), help="Score only the first N queries.")
+@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+@click.option("--cross-encoder", help="Rerank with this cross-encoder (local path or cache).")
+def retrieval(
+    directory: Path,
+    split: str,
+    json_path: Path | None,
+    limit: int | None,
+    max_words: int,
+    cross_encoder: str | None,
+) -> None:
+    """Score BM25, vector, hybrid and hybrid+rerank on a BEIR-layout DIRECTORY."""
+    from bot.eval_command import EvalRequest, eval_retrieval_command
+
+    request = EvalRequest(directory, split, json_path, limit, max_words, cross_encoder)
+    _run(lambda: eval_retrieval_command(_settings(), request))

@@ -177,6 +177,17 @@ async def sources_command(settings: Settings) -> None:
 
 async def jobs_command(settings: Settings) -> None:
     """Run the reindex schedule until interrupted."""
+    await _run_with_schedule(settings, serve_http=False)
+
+
+async def serve_command(settings: Settings) -> None:
+    """Serve HTTP (health; Slack events when the app lands) and run the schedule."""
+    await _run_with_schedule(settings, serve_http=True)
+
+
+async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
+    from bot.server import build_http_app, serve_until_stopped
+
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:
         await runtime.embedder.load()
@@ -186,20 +197,32 @@ async def jobs_command(settings: Settings) -> None:
             print_outcome(await job.run([config]))
 
         scheduler = build_scheduler(configs, run_source=run_source)
-        if not scheduler.get_jobs():
+        if not scheduler.get_jobs() and not serve_http:
             raise click.ClickException(
                 f'no source has a schedule; add `every = "1h"` or `cron = "…"` to a source '
                 f"in {settings.sources_path}"
             )
-        stop = asyncio.Event()
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            loop.add_signal_handler(sig, stop.set)
         scheduler.start()
         for scheduled in scheduler.get_jobs():
             console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
-        await stop.wait()
-        scheduler.shutdown(wait=False)
+        try:
+            if serve_http:
+                console.print(f"serving on http://{settings.host}:{settings.port}/healthz")
+                await serve_until_stopped(
+                    build_http_app(runtime), host=settings.host, port=settings.port
+                )
+            else:
+                await _until_signalled()
+        finally:
+            scheduler.shutdown(wait=False)
+
+
+async def _until_signalled() -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
 
 
 async def status_command(settings: Settings) -> None:

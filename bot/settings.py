@@ -29,6 +29,8 @@ class Settings(BaseSettings):
     )
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
+    host: str = Field(default="127.0.0.1", validation_alias="KB_HOST")
+    port: int = Field(default=3000, validation_alias="KB_PORT")
 
     @property
     def sources_path(self) -> Path:

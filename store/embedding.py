@@ -130,6 +130,11 @@ class SentenceTransformerEmbedder:
             ) from exc
         name = self._model_ref or PACKAGED_MODEL_NAME
         dimension = model.get_embedding_dimension()
+        if dimension is None:
+            raise EmbeddingModelUnavailable(
+                f"the model {path!r} does not report an embedding dimension; "
+                "configure a sentence-transformers embedding model"
+            )
         self._identity = ModelIdentity(name=name, dimension=int(dimension))
         self._model = model
         log.info("embedding model %s loaded (%d dims)", name, dimension)

@@ -1,0 +1,82 @@
+"""`kb serve` as a real process: it answers its health check and runs the schedule."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import socket
+import sys
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+
+from store.migrate import apply_migrations
+
+REPO = Path(__file__).resolve().parents[2]
+FIXTURE_KB = Path(__file__).resolve().parents[1] / "fixtures" / "kb"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def poll(check, timeout: float = 120) -> object:  # type: ignore[no-untyped-def]
+    deadline = asyncio.get_running_loop().time() + timeout
+    while asyncio.get_running_loop().time() < deadline:
+        result = await check()
+        if result:
+            return result
+        await asyncio.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
+    database_url: str, tmp_path: Path
+) -> None:
+    sources = tmp_path / "sources.toml"
+    sources.write_text(
+        f'[[source]]\nname = "kb"\nkind = "directory"\nevery = "1h"\n'
+        f'[source.settings]\nroot = "{FIXTURE_KB}"\n'
+    )
+    port = free_port()
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "KB_HOME": str(tmp_path / "home"),
+        "KB_SOURCES": str(sources),
+        "KB_PORT": str(port),
+    }
+    conn = await asyncpg.connect(database_url)
+    await apply_migrations(conn)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", env=env, cwd=REPO,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        async with aiohttp.ClientSession() as http:
+
+            async def healthy() -> dict | None:
+                try:
+                    async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
+                        return await response.json() if response.status == 200 else None
+                except aiohttp.ClientConnectionError:
+                    return None
+
+            health = await poll(healthy)
+        assert health["status"] == "ok"  # type: ignore[index]
+
+        async def indexed() -> bool:
+            status = await conn.fetchval("SELECT status FROM index_runs WHERE source = 'kb'")
+            return status == "succeeded"
+
+        await poll(indexed)
+        assert await conn.fetchval("SELECT count(*) FROM documents") == 3
+    finally:
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), timeout=60)
+        await conn.close()
+    assert process.returncode == 0, err.decode()
