@@ -55,7 +55,8 @@ class OneShotAnswerer:
         started = time.perf_counter()
         hits = await self._retriever.retrieve(question, limit=self._policy.candidates)
         timings["retrieve"] = _ms_since(started)
-        if not hits or hits[0].score < self._policy.chunk_floor:
+        # Hybrid order can put a keyword match first; coverage is judged on meaning.
+        if not hits or max(h.score for h in hits) < self._policy.chunk_floor:
             return _not_covered(question, hits, timings)
         started = time.perf_counter()
         candidates = await self._score_sentences(question, hits[: self._policy.chunks_read])

@@ -24,7 +24,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent.eval_retrieval import BeirDataset, DatasetError, EvalReport, evaluate, markdown_table
-from agent.hybrid import HybridRetriever
+from agent.hybrid import EF_SEARCH, HybridRetriever
 from agent.rerank import (
     ChainedReranker,
     CrossEncoderReranker,
@@ -46,9 +46,6 @@ from store.keyword_search import KeywordSearch
 from store.vector_search import VectorSearch
 
 console = Console(stderr=True)
-
-# Chosen from hnsw.ef_search's recall-vs-exact curve (bench/results/retrieval_latency.md).
-EF_SEARCH = 100
 
 
 @dataclass(frozen=True, slots=True)

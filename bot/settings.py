@@ -29,6 +29,7 @@ class Settings(BaseSettings):
     )
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
+    reranker_model: str | None = Field(default=None, validation_alias="KB_RERANKER_MODEL")
     host: str = Field(default="127.0.0.1", validation_alias="KB_HOST")
     port: int = Field(default=3000, validation_alias="KB_PORT")
 

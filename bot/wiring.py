@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import asyncpg
 
+from agent.hybrid import EF_SEARCH, HybridRetriever, SearchFilter
 from agent.one_shot import OneShotAnswerer
-from agent.retrieval import DenseRetriever
+from agent.rerank import ChainedReranker, CrossEncoderReranker, Reranker, TitleLinkReranker
 from bot.settings import Settings
 from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
+from store.corpus import CorpusReader
 from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import SentenceTransformerEmbedder
 from store.index_runs import IndexRunRepository
+from store.keyword_search import KeywordSearch
 from store.vector_search import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -33,6 +36,8 @@ class Runtime:
     embedder: SentenceTransformerEmbedder
     documents: DocumentRepository
     vector_search: VectorSearch
+    # One in-memory BM25 index per process, rebuilt when the corpus version moves.
+    keyword_search: KeywordSearch
 
     def indexer(self) -> Indexer:
         return Indexer(
@@ -50,9 +55,25 @@ class Runtime:
             base_dir=base_dir,
         )
 
+    def hybrid_retriever(
+        self, *, sources: Sequence[str] | None = None, cross_encoder: str | None = None
+    ) -> HybridRetriever:
+        """BM25 + vector, fused, re-ranked by title links (then a cross-encoder if given)."""
+        cross_encoder = cross_encoder or self.settings.reranker_model
+        reranker: Reranker = TitleLinkReranker(titles=self.keyword_search)
+        if cross_encoder:
+            reranker = ChainedReranker([reranker, CrossEncoderReranker(model=cross_encoder)])
+        return HybridRetriever(
+            embedder=self.embedder,
+            vector_search=VectorSearch(self.pool, ef_search=EF_SEARCH),
+            keyword_search=self.keyword_search,
+            corpus=CorpusReader(self.pool),
+            reranker=reranker,
+            search_filter=SearchFilter(sources=tuple(sources) if sources else None),
+        )
+
     def answerer(self) -> OneShotAnswerer:
-        retriever = DenseRetriever(embedder=self.embedder, search=self.vector_search)
-        return OneShotAnswerer(retriever=retriever, embedder=self.embedder)
+        return OneShotAnswerer(retriever=self.hybrid_retriever(), embedder=self.embedder)
 
 
 @asynccontextmanager
@@ -71,6 +92,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     )
     try:
         pool = await open_pool(dsn)
+        keyword_search = KeywordSearch(CorpusReader(pool))
         try:
             yield Runtime(
                 settings=settings,
@@ -79,8 +101,10 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 embedder=embedder,
                 documents=DocumentRepository(pool),
                 vector_search=VectorSearch(pool),
+                keyword_search=keyword_search,
             )
         finally:
+            await keyword_search.close()
             await pool.close()
     finally:
         embedder.close()

@@ -32,7 +32,8 @@ class ChunkHit:
 
 SEARCH_SQL = """
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, 1 - (c.embedding <=> $1) AS score
+       d.title, d.url, d.uri, s.name AS source, 1 - (c.embedding <=> $1) AS score,
+       coalesce(d.source_updated_at, d.updated_at) AS updated_at
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN sources s ON s.id = d.source_id

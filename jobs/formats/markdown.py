@@ -295,7 +295,10 @@ def _string_list(value: object, *, split_commas: bool) -> list[str]:
 
 
 def _clean_title(value: object) -> str:
-    return _one_line(str(value)) if isinstance(value, str | int | float) else ""
+    """The title as plain text: some titles carry inline HTML such as <em>before</em>."""
+    if not isinstance(value, str | int | float):
+        return ""
+    return _one_line(BeautifulSoup(str(value), "html.parser").get_text())
 
 
 def _first_heading(text: str) -> str:

@@ -326,3 +326,11 @@ def test_the_whole_handbook_loads_cleanly(
         assert "\n\n\n" not in document.text, document.uri
         assert not re.search(r"[ \t]$", document.text, re.M), document.uri
         assert unicodedata.is_normalized("NFC", document.text), document.uri
+
+
+def test_inline_html_in_a_title_becomes_plain_text(handbook_page: Page) -> None:
+    page = handbook_page(
+        "travel-and-leave/travel-and-leave-policies/first-time-travel-get-in-concur-pre-olu.md"
+    )
+
+    assert page.title == "Get set up to travel for TTS before GSA onboarding"

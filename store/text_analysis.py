@@ -1,0 +1,144 @@
+"""Turning text into the terms BM25 matches on: lower-cased, stop words dropped, stems.
+
+Identifiers and versions are kept whole as well as split: `error_code_42` gives the term
+`error_code_42` and the words `error`, `code`, `42`; `v2.3` gives `v2.3` (plus `v2` and
+`3`). A query for the exact identifier then ranks its documents first, and a query in
+plain words still finds them. Terms with digits or underscores are never stemmed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+# A run of word characters, optionally joined by `.`, `-` or `/` to more of them:
+# `v2.3`, `covid-19`, `error_code_42`, `state-of-the-art`, `tcp/ip`.
+_CANDIDATE = re.compile(r"\w+(?:[./-]\w+)*")
+_PART = re.compile(r"[^\W_]+")
+_DIGIT = re.compile(r"\d")
+
+# Lucene's English stop words plus common function and question words. Kept short on
+# purpose: BM25's idf already discounts frequent words, so this only drops words that
+# never carry meaning in a question.
+_STOP_WORDS = """
+    a an and are as at be but by for if in into is it no not of on or such that the their
+    then there these they this to was will with am been being did do does doing had has have
+    having he her hers him his i its itself me my our ours she so than them those through too
+    us very we were what when where which while who whom why would you your yours how can
+    could should about from also"""
+ENGLISH_STOP_WORDS = frozenset(_STOP_WORDS.split())
+
+
+@dataclass(frozen=True, slots=True)
+class AnalyzerOptions:
+    language: str = "english"
+    stop_words: frozenset[str] = ENGLISH_STOP_WORDS
+    # Parts of a compound shorter than this are dropped (the `g` of `e.g`).
+    min_part_length: int = 2
+
+
+class TextAnalyzer:
+    """Text → terms, the same way for documents and queries."""
+
+    def __init__(self, options: AnalyzerOptions | None = None) -> None:
+        import Stemmer  # PyStemmer: C snowball stemmers, with its own word cache
+
+        self._options = options or AnalyzerOptions()
+        self._stemmer = Stemmer.Stemmer(self._options.language)
+
+    @property
+    def options(self) -> AnalyzerOptions:
+        return self._options
+
+    def terms(self, text: str) -> list[str]:
+        """The terms of `text`, repeats kept (BM25 counts them); order carries no meaning."""
+        words: list[str] = []
+        whole: list[str] = []
+        for match in _CANDIDATE.finditer(text.casefold()):
+            self._candidate(match.group(), words, whole)
+        return self._stem(words) + whole
+
+    def terms_of_all(self, texts: Iterable[str]) -> list[list[str]]:
+        return [self.terms(text) for text in texts]
+
+    def _candidate(self, candidate: str, words: list[str], whole: list[str]) -> None:
+        if candidate.isalnum():
+            if candidate not in self._options.stop_words:
+                words.append(candidate)
+            return
+        if _is_identifier(candidate):
+            whole.append(candidate)
+        for part in _PART.findall(candidate):
+            long_enough = len(part) >= self._options.min_part_length or part.isdigit()
+            if long_enough and part not in self._options.stop_words:
+                words.append(part)
+
+    def _stem(self, words: list[str]) -> list[str]:
+        plain = [w for w in words if not _DIGIT.search(w)]
+        stems = iter(self._stemmer.stemWords(plain))
+        return [w if _DIGIT.search(w) else next(stems) for w in words]
+
+
+def _is_identifier(candidate: str) -> bool:
+    """A compound worth matching whole: it has a digit or an underscore (not `state-of-art`)."""
+    return "_" in candidate or bool(_DIGIT.search(candidate))
+
+
+# A title's trailing disambiguation, as in "Manon (opera)", is not how texts name it.
+_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+@dataclass(frozen=True, slots=True)
+class MentionOptions:
+    # Longest title, in words, looked for in a text.
+    max_words: int = 8
+    # A one-word title must be at least this long (and not a stop word) to count.
+    min_single_word_chars: int = 4
+
+
+class TitleMentions:
+    """Which documents a text names by title: titles matched as written (case-sensitive).
+
+    Case matters on purpose: "More" (a song) is named in "More was released…", not in
+    "more than". A document's own title in its own text is the caller's to ignore.
+    """
+
+    def __init__(
+        self,
+        titles: Iterable[tuple[int, str]],
+        *,
+        stop_words: frozenset[str] = ENGLISH_STOP_WORDS,
+        options: MentionOptions | None = None,
+    ) -> None:
+        self._options = options or MentionOptions()
+        self._documents: dict[tuple[str, ...], list[int]] = {}
+        for document_id, title in titles:
+            words = tuple(_PART.findall(_DISAMBIGUATION.sub("", title)))
+            if self._usable(words, stop_words):
+                self._documents.setdefault(words, []).append(document_id)
+        self._longest = max((len(w) for w in self._documents), default=0)
+
+    def __len__(self) -> int:
+        return len(self._documents)
+
+    def named_in(self, text: str) -> set[int]:
+        """Ids of the documents whose title occurs in `text` as a whole-word phrase."""
+        words = _PART.findall(text)
+        found: set[int] = set()
+        for length in range(1, self._longest + 1):
+            for start in range(len(words) - length + 1):
+                documents = self._documents.get(tuple(words[start : start + length]))
+                if documents:
+                    found.update(documents)
+        return found
+
+    def _usable(self, words: tuple[str, ...], stop_words: frozenset[str]) -> bool:
+        if not words or len(words) > self._options.max_words:
+            return False
+        if len(words) > 1:
+            return True
+        word = words[0]
+        return len(word) >= self._options.min_single_word_chars and (
+            word.casefold() not in stop_words
+        )

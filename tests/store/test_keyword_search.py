@@ -1,0 +1,235 @@
+"""BM25 keyword search: the analyzer, rank-bm25 parity, and the Postgres-backed index."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import asyncpg
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi
+
+from store.corpus import CorpusReader
+from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
+from store.embedding import ModelIdentity
+from store.keyword_search import Bm25Index, KeywordOptions, KeywordSearch, Vocabulary
+from store.text_analysis import TextAnalyzer
+
+CORPUS = [
+    "The leave policy says staff request annual leave in the HR portal.",
+    "Travel must be booked through the travel agent; receipts are reimbursed.",
+    "Deploys fail with error_code_42 when the cache is cold; retry the deploy.",
+    "Version v2.3 of the API removed the legacy endpoints.",
+    "The staff handbook covers leave, travel and equipment for new staff.",
+    "Running the test suite: the runner runs tests in parallel.",
+    "Equipment such as laptops is requested from the IT team.",
+    "",
+]
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> TextAnalyzer:
+    return TextAnalyzer()
+
+
+def test_identifiers_survive_whole_and_as_words(analyzer: TextAnalyzer) -> None:
+    terms = analyzer.terms("Deploy failed: Error_Code_42 in v2.3")
+    assert "error_code_42" in terms
+    assert "v2.3" in terms
+    assert {"error", "code", "42"} <= set(terms)
+
+
+def test_words_are_lower_cased_and_stemmed(analyzer: TextAnalyzer) -> None:
+    assert analyzer.terms("Running RUNS run") == ["run", "run", "run"]
+    assert analyzer.terms("studies") == analyzer.terms("study")
+
+
+def test_stop_words_are_dropped(analyzer: TextAnalyzer) -> None:
+    assert analyzer.terms("What is the policy of the team?") == ["polici", "team"]
+
+
+def test_hyphenated_words_split_without_a_whole_term(analyzer: TextAnalyzer) -> None:
+    assert analyzer.terms("state-of-the-art") == ["state", "art"]
+    assert "covid-19" in analyzer.terms("COVID-19 cases")
+
+
+def _index(analyzer: TextAnalyzer) -> tuple[Bm25Index, Vocabulary, BM25Okapi]:
+    documents = analyzer.terms_of_all(CORPUS)
+    vocabulary = Vocabulary()
+    encoded = [vocabulary.encode(terms) for terms in documents]
+    index = Bm25Index.build(encoded, vocabulary_size=len(vocabulary))
+    return index, vocabulary, BM25Okapi(documents)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "staff leave",  # "staff" is in fewer than half the documents
+        "the staff request leave for travel",
+        "error_code_42 deploy deploy",  # a repeated query term counts twice
+        "v2.3 endpoints",
+        "quantum entanglement",  # unknown terms score nothing
+    ],
+)
+def test_scores_equal_rank_bm25(analyzer: TextAnalyzer, query: str) -> None:
+    index, vocabulary, reference = _index(analyzer)
+    terms = analyzer.terms(query)
+    ours = index.scores(vocabulary.lookup(terms))
+    assert np.allclose(ours, reference.get_scores(terms), rtol=1e-5, atol=1e-6)
+
+
+def test_a_term_in_most_documents_gets_the_epsilon_idf(analyzer: TextAnalyzer) -> None:
+    documents = [["common", "x"], ["common", "y"], ["common", "z"], ["rare"]]
+    vocabulary = Vocabulary()
+    index = Bm25Index.build(
+        [vocabulary.encode(d) for d in documents], vocabulary_size=len(vocabulary)
+    )
+    reference = BM25Okapi(documents)
+    ours = index.scores(vocabulary.lookup(["common"]))
+    assert np.allclose(ours, reference.get_scores(["common"]), rtol=1e-5)
+    assert ours[0] > 0
+
+
+def test_top_ranks_like_rank_bm25_and_honours_the_mask(analyzer: TextAnalyzer) -> None:
+    index, vocabulary, reference = _index(analyzer)
+    terms = analyzer.terms("staff leave travel equipment")
+    expected = np.argsort(-reference.get_scores(terms), kind="stable")
+    top = index.top(vocabulary.lookup(terms), limit=3)
+    assert [i for i, _ in top] == [int(i) for i in expected[:3]]
+    allowed = np.zeros(len(CORPUS), dtype=bool)
+    allowed[6] = True
+    assert [i for i, _ in index.top(vocabulary.lookup(terms), limit=3, allowed=allowed)] == [6]
+
+
+# --- against Postgres -------------------------------------------------------------------
+
+DIM = 4
+
+
+async def _store(
+    repo: DocumentRepository,
+    source: str,
+    uri: str,
+    title: str,
+    paragraphs: list[str],
+    *,
+    collection: str = "default",
+    updated: datetime | None = None,
+) -> None:
+    source_id = await repo.ensure_source(name=source, kind="test", collection=collection)
+    text = "\n\n".join(paragraphs)
+    chunks, start = [], 0
+    for ordinal, paragraph in enumerate(paragraphs):
+        chunks.append(
+            ChunkRecord(
+                ordinal,
+                paragraph,
+                f"{uri}-{ordinal}-{hash(paragraph)}",
+                start,
+                start + len(paragraph),
+                (),
+                np.ones(DIM, dtype=np.float32) / 2,
+            )
+        )
+        start += len(paragraph) + 2
+    document = DocumentRecord(
+        uri, title, None, text, f"c-{hash(text)}", f"m-{title}", source_updated_at=updated
+    )
+    await repo.replace_document(source_id=source_id, document=document, chunks=chunks)
+
+
+@pytest.fixture
+async def repo(pool: asyncpg.Pool) -> DocumentRepository:
+    repository = DocumentRepository(pool)
+    await repository.adopt_model(ModelIdentity("test-fixed", DIM))
+    await _store(repository, "handbook", "leave.md", "Leave", [CORPUS[0], CORPUS[4]])
+    await _store(repository, "handbook", "travel.md", "Travel", [CORPUS[1]])
+    await _store(
+        repository,
+        "runbooks",
+        "deploy.md",
+        "Deploy failures",
+        [CORPUS[2], CORPUS[3]],
+        collection="engineering",
+        updated=datetime(2024, 5, 1, tzinfo=UTC),
+    )
+    return repository
+
+
+@pytest.fixture
+async def keyword(pool: asyncpg.Pool, repo: DocumentRepository) -> AsyncIterator[KeywordSearch]:
+    search = KeywordSearch(CorpusReader(pool), options=KeywordOptions(serve_stale=False))
+    yield search
+    await search.close()
+
+
+async def test_search_finds_an_identifier_and_returns_the_chunk(keyword: KeywordSearch) -> None:
+    hits = await keyword.search("what does error_code_42 mean?", limit=3)
+    assert hits[0].text == CORPUS[2]
+    assert (hits[0].title, hits[0].source, hits[0].ordinal) == ("Deploy failures", "runbooks", 0)
+    assert hits[0].score > 0
+
+
+async def test_document_titles_are_searchable(keyword: KeywordSearch) -> None:
+    # "failures" is only in the title of deploy.md; both of its chunks match.
+    hits = await keyword.search("failures", limit=5)
+    assert {h.uri for h in hits} == {"deploy.md"}
+    assert len(hits) == 2
+
+
+async def test_filters_by_source_collection_and_update_time(keyword: KeywordSearch) -> None:
+    query = "staff leave travel deploy API"
+    assert {h.source for h in await keyword.search(query, sources=["handbook"])} == {"handbook"}
+    in_engineering = await keyword.search(query, collections=["engineering"])
+    assert {h.uri for h in in_engineering} == {"deploy.md"}
+    old = await keyword.search(query, updated_before=datetime(2025, 1, 1, tzinfo=UTC))
+    assert {h.uri for h in old} == {"deploy.md"}
+    recent = await keyword.search(query, updated_after=datetime(2025, 1, 1, tzinfo=UTC))
+    assert "deploy.md" not in {h.uri for h in recent}
+
+
+async def test_a_reindex_is_seen_and_only_new_chunks_are_analysed(
+    keyword: KeywordSearch, repo: DocumentRepository
+) -> None:
+    assert await keyword.search("laptops") == []
+    assert keyword.last_build is not None and keyword.last_build.analysed == 5
+    await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
+    hits = await keyword.search("laptops")
+    assert [h.uri for h in hits] == ["equipment.md"]
+    assert (keyword.last_build.chunks, keyword.last_build.analysed) == (6, 1)
+
+
+async def test_a_title_only_change_is_reanalysed(
+    keyword: KeywordSearch, repo: DocumentRepository
+) -> None:
+    assert await keyword.search("expenses") == []
+    source_id = await repo.ensure_source(name="handbook", kind="test")
+    renamed = DocumentRecord("travel.md", "Travel expenses", None, CORPUS[1], "c", "m2")
+    await repo.update_metadata(source_id=source_id, document=renamed)
+    assert [h.uri for h in await keyword.search("expenses")] == ["travel.md"]
+    assert keyword.last_build is not None and keyword.last_build.analysed == 1
+
+
+async def test_an_empty_corpus_finds_nothing(pool: asyncpg.Pool) -> None:
+    search = KeywordSearch(CorpusReader(pool))
+    try:
+        assert await search.search("anything") == []
+    finally:
+        await search.close()
+
+
+async def test_after_a_reindex_the_previous_index_answers_until_the_rebuild_is_done(
+    pool: asyncpg.Pool, repo: DocumentRepository
+) -> None:
+    search = KeywordSearch(CorpusReader(pool))  # serve_stale is the default
+    try:
+        assert await search.search("laptops") == []
+        built = search.version
+        await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
+        assert await search.search("laptops") == []  # answered at once, from the old index
+        await search.refresh()  # waits for the background rebuild
+        assert search.version is not None and built is not None and search.version > built
+        assert [h.uri for h in await search.search("laptops")] == ["equipment.md"]
+    finally:
+        await search.close()
