@@ -73,3 +73,36 @@ async def embedder() -> AsyncIterator[SentenceTransformerEmbedder]:
     await model.load()
     yield model
     model.close()
+
+
+class HashingEmbedder:
+    """A deterministic stand-in embedding model: bag of hashed words, unit length.
+
+    For tests about what the indexer does with an embedder (identity changes, counts),
+    not about meaning; those use the real packaged model above.
+    """
+
+    def __init__(self, name: str, dimension: int) -> None:
+        from store.embedding import ModelIdentity
+
+        self.identity = ModelIdentity(name, dimension)
+        self.texts_embedded = 0
+
+    async def embed_batch(self, texts: list[str]):  # type: ignore[no-untyped-def]
+        import zlib
+
+        import numpy as np
+
+        vectors = np.zeros((len(texts), self.identity.dimension), dtype=np.float32)
+        for row, text in enumerate(texts):
+            for word in text.lower().split():
+                vectors[row, zlib.crc32(word.encode()) % self.identity.dimension] += 1.0
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        self.texts_embedded += len(texts)
+        return vectors / np.where(norms == 0, 1, norms)
+
+
+@pytest.fixture
+def hashing_embedder() -> type[HashingEmbedder]:
+    """The HashingEmbedder class, for tests that need embedders with chosen identities."""
+    return HashingEmbedder
