@@ -21,6 +21,7 @@ demo: $(BIN)/kb
 lint: $(BIN)/kb
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	$(BIN)/mypy bot agent store jobs
 
 test: lint
 	$(BIN)/python -m pytest
