@@ -10,12 +10,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
 
 import asyncpg
 import numpy as np
 
-from store.vector_search import ChunkHit
+from store.vector_search import ChunkHit, chunk_hit
 
 # When a document last changed: the source's own date if it gave one, else our index time.
 UPDATED_AT = "coalesce(d.source_updated_at, d.updated_at)"
@@ -184,22 +183,3 @@ class CorpusReader:
             "SELECT id, text FROM documents WHERE id = ANY($1::bigint[])", list(document_ids)
         )
         return {r["id"]: r["text"] for r in rows}
-
-
-def chunk_hit(row: asyncpg.Record, *, score: float) -> ChunkHit:
-    updated_at: datetime | None = row["updated_at"]
-    return ChunkHit(
-        chunk_id=row["id"],
-        document_id=row["document_id"],
-        ordinal=row["ordinal"],
-        text=row["text"],
-        char_start=row["char_start"],
-        char_end=row["char_end"],
-        heading_path=tuple(row["heading_path"]),
-        title=row["title"],
-        url=row["url"],
-        uri=row["uri"],
-        source=row["source"],
-        score=score,
-        updated_at=updated_at,
-    )

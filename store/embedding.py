@@ -122,8 +122,6 @@ class SentenceTransformerEmbedder:
     def _load(self) -> Any:
         if self._model is not None:
             return self._model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         import torch
         from sentence_transformers import SentenceTransformer
 

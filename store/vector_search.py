@@ -87,24 +87,11 @@ class VectorSearch:
             if filtered:
                 # Filtered searches keep scanning the graph until `limit` rows pass the filter.
                 await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
+            args = _filter_args(sources, collections, updated_after, updated_before)
             if updated_after is None and updated_before is None:
-                rows = await conn.fetch(
-                    SEARCH_SQL,
-                    query,
-                    limit,
-                    list(sources) if sources is not None else None,
-                    list(collections) if collections is not None else None,
-                )
+                rows = await conn.fetch(SEARCH_SQL, query, limit, *args[:2])
             else:
-                rows = await conn.fetch(
-                    FILTERED_SEARCH_SQL,
-                    query,
-                    limit,
-                    list(sources) if sources is not None else None,
-                    list(collections) if collections is not None else None,
-                    updated_after,
-                    updated_before,
-                )
+                rows = await conn.fetch(FILTERED_SEARCH_SQL, query, limit, *args)
         hits = [_hit(r) for r in rows]
         # relaxed_order may hand rows back slightly out of order: restore it.
         return sorted(hits, key=lambda h: -h.score) if filtered else hits
@@ -120,19 +107,32 @@ class VectorSearch:
         updated_before: datetime | None = None,
     ) -> list[ChunkHit]:
         """The true nearest chunks by a full scan (no index): the reference for recall."""
-        rows = await self._pool.fetch(
-            EXACT_SEARCH_SQL,
-            query,
-            limit,
-            list(sources) if sources is not None else None,
-            list(collections) if collections is not None else None,
-            updated_after,
-            updated_before,
-        )
+        args = _filter_args(sources, collections, updated_after, updated_before)
+        rows = await self._pool.fetch(EXACT_SEARCH_SQL, query, limit, *args)
         return [_hit(r) for r in rows]
 
 
+def _filter_args(
+    sources: Sequence[str] | None,
+    collections: Sequence[str] | None,
+    updated_after: datetime | None,
+    updated_before: datetime | None,
+) -> tuple[object, ...]:
+    """The filter parameters ($3..$6) of the search statements; None means no filter."""
+    return (
+        list(sources) if sources is not None else None,
+        list(collections) if collections is not None else None,
+        updated_after,
+        updated_before,
+    )
+
+
 def _hit(row: asyncpg.Record) -> ChunkHit:
+    return chunk_hit(row, score=float(row["score"]))
+
+
+def chunk_hit(row: asyncpg.Record, *, score: float) -> ChunkHit:
+    """A ChunkHit from a row with the chunk, document and source columns."""
     return ChunkHit(
         chunk_id=row["id"],
         document_id=row["document_id"],
@@ -145,6 +145,6 @@ def _hit(row: asyncpg.Record) -> ChunkHit:
         url=row["url"],
         uri=row["uri"],
         source=row["source"],
-        score=float(row["score"]),
+        score=score,
         updated_at=row.get("updated_at"),
     )
