@@ -65,7 +65,7 @@ class Runtime:
             reranker = ChainedReranker([reranker, CrossEncoderReranker(model=cross_encoder)])
         return HybridRetriever(
             embedder=self.embedder,
-            vector_search=VectorSearch(self.pool, ef_search=EF_SEARCH),
+            vector_search=self.vector_search,
             keyword_search=self.keyword_search,
             corpus=CorpusReader(self.pool),
             reranker=reranker,
@@ -100,7 +100,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
                 database=where,
                 embedder=embedder,
                 documents=DocumentRepository(pool),
-                vector_search=VectorSearch(pool),
+                vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
                 keyword_search=keyword_search,
             )
         finally:
