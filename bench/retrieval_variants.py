@@ -49,7 +49,7 @@ from agent.metrics import (  # noqa: E402
 from jobs.chunking import chunk_text  # noqa: E402
 from store.embedding import packaged_model_path  # noqa: E402
 from store.keyword_search import Bm25Index, Bm25Parameters, Vocabulary, top_positive  # noqa: E402
-from store.text_analysis import TextAnalyzer  # noqa: E402
+from store.text_analysis import _PART, TextAnalyzer  # noqa: E402
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev"}
 DEPTH = 100  # candidates per list, as in agent.hybrid
@@ -88,17 +88,16 @@ class Dataset:
             for c in chunk_text(doc["text"])
         ]
         self.chunk_doc = np.array([c.document for c in self.chunks])
-        analyzer = TextAnalyzer()
-        self.vocabulary = Vocabulary()
-        encoded = [
-            self.vocabulary.encode(analyzer.terms(self._keyword_text(c))) for c in self.chunks
-        ]
-        self.bm25 = Bm25Index.build(
-            encoded,
-            vocabulary_size=len(self.vocabulary),
-            parameters=Bm25Parameters(k1=0.9, b=0.4),
+        self.bm25, self.query_terms = self.keyword_index(TextAnalyzer())
+
+    def keyword_index(self, analyzer: TextAnalyzer) -> tuple[Bm25Index, list[dict[int, int]]]:
+        """BM25 over the chunks as `KeywordSearch` builds it, and the analysed queries."""
+        vocabulary = Vocabulary()
+        encoded = [vocabulary.encode(analyzer.terms(self._keyword_text(c))) for c in self.chunks]
+        bm25 = Bm25Index.build(
+            encoded, vocabulary_size=len(vocabulary), parameters=Bm25Parameters(k1=0.9, b=0.4)
         )
-        self.query_terms = [self.vocabulary.lookup(analyzer.terms(q["text"])) for q in self.queries]
+        return bm25, [vocabulary.lookup(analyzer.terms(q["text"])) for q in self.queries]
 
     def _keyword_text(self, chunk: Chunk) -> str:
         title = self.docs[chunk.document]["title"]
@@ -116,6 +115,32 @@ class Dataset:
             query_metrics(self.documents(r), self.qrels[self.queries[i]["_id"]])
             for i, r in enumerate(rankings)
         ]
+
+
+GREEK = dict(zip("αβγδεζηθικλμνξπρσςτυφχψω", (
+    "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu xi pi rho sigma "
+    "sigma tau upsilon phi chi psi omega").split(), strict=True))  # fmt: skip
+
+
+class VariantAnalyzer(TextAnalyzer):
+    """The product's analyzer, plus catenated compounds (`il-6` also gives `il6`) and/or
+    Greek letters spelled out (`nf-κb` as `nf-kappab`), as Lucene filters can."""
+
+    def __init__(self, *, catenate: bool = False, spell_greek: bool = False) -> None:
+        super().__init__()
+        self._catenate = catenate
+        self._greek = str.maketrans(GREEK) if spell_greek else None
+
+    def terms(self, text: str) -> list[str]:
+        if self._greek is not None:
+            text = text.casefold().translate(self._greek)
+        return super().terms(text)
+
+    def _candidate(self, candidate: str, words: list[str], whole: list[str]) -> None:
+        super()._candidate(candidate, words, whole)
+        parts = _PART.findall(candidate)
+        if self._catenate and len(parts) > 1:
+            words.append("".join(parts))
 
 
 class Vectors:
@@ -233,7 +258,7 @@ def run(dataset: Dataset, progress: Progress) -> None:
         )
         return metrics
 
-    report("bm25", lambda i: keyword[i])
+    keyword_metrics = report("bm25", lambda i: keyword[i])
     vector = report("vector", lambda i: dense[i])
     report("hybrid (default: z-score 1:1)", lambda i: zscore([keyword[i], dense[i]]))
     for w in (0.8, 0.9, 1.1, 1.2, 1.3, 1.5):
@@ -252,6 +277,14 @@ def run(dataset: Dataset, progress: Progress) -> None:
         wide = [long_window.search(long_window.queries[i]) for i in range(n)]
         report("vector, 512-token window", lambda i: wide[i], ("vector", vector))
         report("hybrid, 512-token window", lambda i: zscore([keyword[i], wide[i]]))
+    for label, analyzer in (
+        ("compounds also catenated", VariantAnalyzer(catenate=True)),
+        ("Greek letters spelled out", VariantAnalyzer(spell_greek=True)),
+    ):
+        bm25, terms = dataset.keyword_index(analyzer)
+        variant = [top_positive(bm25.scores(terms[i]), DEPTH) for i in range(n)]
+        report(f"bm25, {label}", lambda i, v=variant: v[i], ("bm25", keyword_metrics))
+        report(f"hybrid, {label}", lambda i, v=variant: zscore([v[i], dense[i]]))
     for k in (1, 3, 5):
         for beta in (0.3, 0.6, 1.0):
             report(f"fused feedback, top {k}, beta {beta}", lambda i, k=k, b=beta: fused_feedback(
