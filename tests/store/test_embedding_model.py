@@ -25,3 +25,20 @@ async def test_a_model_change_is_detected_and_refused_until_adopted(pool: asyncp
         await repo.check_model(ModelIdentity("model-b", 16))
     assert await repo.adopt_model(ModelIdentity("model-b", 16)) is True
     await repo.check_model(ModelIdentity("model-b", 16))
+
+
+async def test_a_large_batch_keeps_its_order_and_each_texts_own_vector(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    # Lengths from one word to past the model's 256-token window, shuffled, so grouping
+    # by token count reorders them inside the embedder.
+    texts = [
+        " ".join(f"leave policy clause {i} word{j}" for j in range(k))
+        for i, k in enumerate([1, 90, 3, 40, 7, 200, 2, 15, 60, 5, 1, 33])
+    ]
+    together = await embedder.embed_batch(texts)
+    alone = [await embedder.embed_batch([text]) for text in texts]
+    assert together.shape == (len(texts), 384)
+    for row, single in zip(together, alone, strict=True):
+        assert float(row @ single[0]) > 0.9999
+    assert float(together[0] @ together[10]) < 0.9999  # different texts, different rows
