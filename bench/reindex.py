@@ -641,9 +641,9 @@ async def _measure_edits(
 def padding_facts(embedder: BenchEmbedder, calls: list[list[str]]) -> list[tuple[str, int]]:
     """Tokens the model computes (padding included) for the full index's texts, by grouping.
 
-    `encode` sorts each call's texts by length in characters and pads each batch to its
-    longest text in tokens, so the grouping into calls and the sort key decide how much
-    padding is computed.
+    Each batch is padded to its longest text in tokens, so the grouping into calls and the
+    sort key decide how much padding is computed. `encode` sorts a call's texts by
+    characters; `SentenceTransformerEmbedder` sorts an index call's texts by tokens.
     """
     texts = [text for call in calls for text in call]
     if not texts:
@@ -660,14 +660,14 @@ def padding_facts(embedder: BenchEmbedder, calls: list[list[str]]) -> list[tuple
         ),
         (
             f"the indexer's {len(calls)} `embed_batch` calls (~{len(texts) // len(calls)} texts "
-            "each)",
+            "each), batches cut by token count as the embedder cuts them",
+            _padded(calls, tokens, by_tokens),
+        ),
+        (
+            "for comparison: the same calls, batches cut by `encode`'s character sort",
             _padded(calls, tokens, by_chars),
         ),
         ("what if: calls of 4096 texts in index order", _padded(big, tokens, by_chars)),
-        (
-            "what if: the indexer's calls, batches cut by token count",
-            _padded(calls, tokens, by_tokens),
-        ),
     ]
 
 
@@ -1032,7 +1032,7 @@ METHOD = """\
 - Profile: every repository and embedder call the indexer makes is timed by wrappers
   (`TimedRepository`, `BenchEmbedder`); "rest" is the phase time outside them (listing,
   hashing, chunking, the event loop). Padding: token counts from the model's tokenizer,
-  batches formed as `encode` forms them; "what if" rows regroup the same texts.
+  batches formed as the embedder forms them; other rows regroup the same texts.
 - The CPU is shared with other jobs: the load averages say how contended it was.
   Absolute rates move with the load; ratios measured in the same run are fairer.
 """
