@@ -8,11 +8,12 @@ MiniLM and cached in bench/out/; larger sizes repeat them with the vectors jitte
 and BM25 see realistic, non-duplicate data. Queries: SciFact claims.
 
 Prints a table per size and writes bench/results/retrieval_latency.md with the machine
-description. Stages: query embedding, vector search (top 100, HNSW), keyword search
-(BM25, top 100), fusion, hybrid retrieval end to end without rerank, rerank of 30
-candidates (title links; and a MiniLM-L6-sized cross-encoder, random head, for its cost),
-and read. Baselines: rank-bm25 and bm25s against our BM25, exact scan against HNSW, and
-hnsw.ef_search's recall against the exact scan.
+description. Stages: query embedding, vector search (top 100, HNSW at the hybrid's
+ef_search, without and with a source filter), keyword search (BM25, top 100), fusion,
+hybrid retrieval end to end without rerank, rerank of 30 candidates (title links; and a
+MiniLM-L6-sized cross-encoder, random head, for its cost), and read. Baselines:
+rank-bm25 and bm25s against our BM25, exact scan against HNSW, and hnsw.ef_search's
+recall against the exact scan.
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
 from agent.fusion import FusionOptions, fuse  # noqa: E402
-from agent.hybrid import HybridOptions, HybridRetriever  # noqa: E402
+from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever  # noqa: E402
 from agent.reading import Reader  # noqa: E402
 from agent.rerank import CrossEncoderReranker, TitleLinkReranker  # noqa: E402
 from jobs.chunking import chunk_text  # noqa: E402
@@ -194,7 +195,7 @@ async def measure(pool, corpus: Base, queries: list[str], embedders, cross_encod
     started = time.perf_counter()
     await keyword.refresh()
     build_s = time.perf_counter() - started
-    vector = VectorSearch(pool, ef_search=100)
+    vector = VectorSearch(pool, ef_search=EF_SEARCH)  # as the product's hybrid searches
     retrievers = {
         label: HybridRetriever(
             embedder=embedder,
@@ -247,6 +248,11 @@ async def _one_query(t, query, embedders, retrievers, stages: Stages, cross_enco
         )[0]
     hits = await timed(
         t, "vector search (HNSW, top 100)", lambda: stages.vector.nearest(q, limit=100)
+    )
+    await timed(
+        t,
+        "vector search with a source filter (HNSW, top 100)",
+        lambda: stages.vector.nearest(q, limit=100, sources=["bench"]),
     )
     terms = stages.keyword.analyzer.terms(query)
     ids = await timed(

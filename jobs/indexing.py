@@ -51,6 +51,11 @@ class IndexReport:
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
 
+    @property
+    def changed(self) -> bool:
+        """Whether the run added, changed or deleted any document."""
+        return bool(self.documents_added or self.documents_updated or self.documents_deleted)
+
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
@@ -113,6 +118,8 @@ class Indexer:
                 progress(done, len(items))
         await batch.flush()
         await self._delete_missing(source, source_id, items, stored, report, options)
+        if report.changed and not options.dry_run:
+            await self._repository.refresh_statistics()
         report.seconds = round(time.perf_counter() - started, 3)
         return report
 

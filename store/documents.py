@@ -177,6 +177,17 @@ class DocumentRepository:
     async def corpus_version(self) -> int:
         return await self._pool.fetchval("SELECT version FROM corpus_version")
 
+    async def refresh_statistics(self) -> None:
+        """ANALYZE the tables a search joins, so the planner sees the corpus as it now is.
+
+        Autovacuum never analyses `sources` (it waits for 50 changed rows), and without
+        those statistics the planner expects a source filter to keep ~0.2% of the chunks:
+        it then scores every chunk exactly instead of walking the HNSW index (measured on
+        SciFact's 5,293 chunks: 23 ms against 1.2 ms, and the gap grows with the corpus).
+        It takes ~50 ms at 5k chunks (ANALYZE reads a sample, not the whole table).
+        """
+        await self._pool.execute("ANALYZE sources, documents, chunks")
+
     async def counts(self) -> dict[str, int]:
         row = await self._pool.fetchrow(
             """SELECT (SELECT count(*) FROM sources) AS sources,

@@ -146,6 +146,27 @@ async def test_dry_run_reports_changes_and_writes_nothing(
     assert await pool.fetchval("SELECT count(*) FROM documents") == 1
 
 
+async def _times_analysed(pool: asyncpg.Pool) -> dict[str, int]:
+    rows = await pool.fetch(
+        """SELECT relname, analyze_count FROM pg_stat_user_tables
+           WHERE relname IN ('sources', 'documents', 'chunks')"""
+    )
+    return {r["relname"]: r["analyze_count"] for r in rows}
+
+
+async def test_a_run_that_changes_documents_refreshes_the_planner_statistics(
+    indexer: Indexer, pool: asyncpg.Pool
+) -> None:
+    source = ListSource("s", [_doc("a", "leave")])
+    await indexer.run(source)
+    after_first = await _times_analysed(pool)
+    assert after_first == {"sources": 1, "documents": 1, "chunks": 1}
+    await indexer.run(source)  # nothing changed: nothing to analyse
+    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]),
+                      options=IndexOptions(dry_run=True))  # fmt: skip
+    assert await _times_analysed(pool) == after_first
+
+
 async def test_a_document_the_source_reports_gone_is_deleted(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:

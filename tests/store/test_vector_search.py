@@ -49,6 +49,16 @@ async def test_vector_search_uses_the_hnsw_index(pool: asyncpg.Pool) -> None:
     assert HNSW_INDEX in "\n".join(r[0] for r in plan)
 
 
+async def test_after_a_statistics_refresh_a_source_filter_still_uses_the_hnsw_index(
+    pool: asyncpg.Pool,
+) -> None:
+    rng = np.random.default_rng(10)
+    await _store_vectors(pool, _unit(rng, 3000))
+    await DocumentRepository(pool).refresh_statistics()
+    plan = await pool.fetch(f"EXPLAIN {SEARCH_SQL}", _unit(rng, 1)[0], 10, ["random"], None)
+    assert HNSW_INDEX in "\n".join(r[0] for r in plan)
+
+
 async def test_filtering_by_source_only_returns_that_sources_chunks(pool: asyncpg.Pool) -> None:
     rng = np.random.default_rng(9)
     await _store_vectors(pool, _unit(rng, 100))
