@@ -31,13 +31,28 @@ class FusionOptions:
     weights: tuple[float, ...] | None = None
 
 
-def fuse(lists: Sequence[Ranked[K]], options: FusionOptions | None = None) -> list[tuple[K, float]]:
+@dataclass(frozen=True, slots=True)
+class ScoreDistribution:
+    """Mean and spread of a list's scores over more than its candidates (z-score fusion)."""
+
+    mean: float
+    spread: float
+
+
+def fuse(
+    lists: Sequence[Ranked[K]],
+    options: FusionOptions | None = None,
+    *,
+    distributions: Sequence[ScoreDistribution | None] | None = None,
+) -> list[tuple[K, float]]:
     """One list, best first, by the configured method."""
     options = options or FusionOptions()
     weights = _weights(lists, options.weights)
     if options.method == "rrf":
         return reciprocal_rank_fusion(lists, k=options.k, weights=weights)
-    return score_fusion(lists, weights=weights, normalise=options.method)
+    return score_fusion(
+        lists, weights=weights, normalise=options.method, distributions=distributions
+    )
 
 
 def reciprocal_rank_fusion(
@@ -56,9 +71,20 @@ def score_fusion(
     *,
     weights: Sequence[float] | None = None,
     normalise: Literal["minmax", "zscore"] = "minmax",
+    distributions: Sequence[ScoreDistribution | None] | None = None,
 ) -> list[tuple[K, float]]:
-    """Σ weight × normalised score; a key absent from a list gets that list's lowest value."""
-    normalised = [_normalise(ranked, normalise) for ranked in lists]
+    """Σ weight × normalised score; a key absent from a list gets that list's lowest value.
+
+    For z-scores, a list given a distribution is scaled by it instead of by its own
+    candidates' mean and spread (a top-100 is a truncated, compressed sample of a score
+    distribution; BM25, for one, scores every matching chunk and can say more).
+    """
+    given = distributions or [None] * len(lists)
+    if len(given) != len(lists):
+        raise ValueError(f"{len(given)} score distributions given for {len(lists)} lists")
+    normalised = [
+        _normalise(ranked, normalise, known) for ranked, known in zip(lists, given, strict=True)
+    ]
     keys = dict.fromkeys(key for ranked in lists for key, _ in ranked)
     fused = {
         key: sum(
@@ -70,7 +96,9 @@ def score_fusion(
     return _sorted(fused)
 
 
-def _normalise(ranked: Ranked[K], method: str) -> tuple[dict[K, float], float]:
+def _normalise(
+    ranked: Ranked[K], method: str, known: ScoreDistribution | None = None
+) -> tuple[dict[K, float], float]:
     """Scores mapped to a common scale, and the value given to keys the list lacks."""
     if not ranked:
         return {}, 0.0
@@ -79,8 +107,11 @@ def _normalise(ranked: Ranked[K], method: str) -> tuple[dict[K, float], float]:
         low, high = min(values), max(values)
         span = high - low
         return {key: (s - low) / span if span else 1.0 for key, s in ranked}, 0.0
-    mean = sum(values) / len(values)
-    spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) or 1.0
+    if known is not None:
+        mean, spread = known.mean, known.spread or 1.0
+    else:
+        mean = sum(values) / len(values)
+        spread = math.sqrt(sum((v - mean) ** 2 for v in values) / len(values)) or 1.0
     scaled = {key: (s - mean) / spread for key, s in ranked}
     return scaled, min(scaled.values())
 

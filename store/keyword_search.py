@@ -199,6 +199,18 @@ def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
 
 
 @dataclass(frozen=True, slots=True)
+class KeywordHits:
+    """A keyword search's best (chunk id, BM25 score) pairs, and the scores' distribution:
+    mean and (population) spread over every chunk that matched a term and passed the
+    filters, not only the best ones."""
+
+    top: list[tuple[int, float]]
+    matched: int
+    mean: float
+    spread: float
+
+
+@dataclass(frozen=True, slots=True)
 class BuildStats:
     """What the last rebuild did: how many chunks it indexed and how many it had to analyse."""
 
@@ -289,20 +301,50 @@ class KeywordSearch:
         updated_before: datetime | None = None,
     ) -> list[tuple[int, float]]:
         """(chunk id, BM25 score) for already-analysed query terms, best first."""
+        found = await self.search_scored(
+            terms,
+            limit=limit,
+            sources=sources,
+            collections=collections,
+            updated_after=updated_after,
+            updated_before=updated_before,
+        )
+        return found.top
+
+    async def search_scored(
+        self,
+        terms: Sequence[str],
+        *,
+        limit: int = 10,
+        sources: Sequence[str] | None = None,
+        collections: Sequence[str] | None = None,
+        updated_after: datetime | None = None,
+        updated_before: datetime | None = None,
+    ) -> KeywordHits:
+        """The best chunks, and the mean and spread of every matching chunk's score."""
         snapshot = await self.current()
         if snapshot is None or not terms:
-            return []
+            return KeywordHits(top=[], matched=0, mean=0.0, spread=0.0)
         query = self._vocabulary.lookup(terms)
 
-        def score() -> list[tuple[int, float]]:
+        def score() -> KeywordHits:
             allowed = snapshot.allowed(
                 sources=sources,
                 collections=collections,
                 updated_after=updated_after,
                 updated_before=updated_before,
             )
-            top = snapshot.index.top(query, limit=limit, allowed=allowed)
-            return [(int(snapshot.chunk_ids[i]), s) for i, s in top]
+            scores = snapshot.index.scores(query)
+            if allowed is not None:
+                scores = np.where(allowed, scores, 0.0)
+            top = top_positive(scores, limit)
+            matched = scores[scores > 0]
+            return KeywordHits(
+                top=[(int(snapshot.chunk_ids[i]), s) for i, s in top],
+                matched=len(matched),
+                mean=float(matched.mean()) if len(matched) else 0.0,
+                spread=float(matched.std()) if len(matched) else 0.0,
+            )
 
         # Not the rebuild thread: a search never waits behind a rebuild.
         return await asyncio.to_thread(score)

@@ -9,6 +9,7 @@ import pytest
 from agent.fusion import (
     FusionOptions,
     RecencyOptions,
+    ScoreDistribution,
     asks_about_recent,
     fuse,
     recency_weighted,
@@ -44,6 +45,27 @@ def test_minmax_fusion_uses_the_scores_and_gives_absent_keys_the_floor() -> None
 
 def test_zscore_fusion_ranks_the_key_both_lists_like_first() -> None:
     assert fuse([KEYWORD, VECTOR], FusionOptions(method="zscore"))[0][0] == "b"
+
+
+def test_a_given_score_distribution_scales_its_list_instead_of_the_candidates() -> None:
+    keyword_over_all = ScoreDistribution(mean=2.0, spread=4.0)
+    fused = dict(
+        score_fusion([KEYWORD, VECTOR], normalise="zscore", distributions=[keyword_over_all, None])
+    )
+    v_mean = (0.81 + 0.80 + 0.20) / 3
+    v_spread = (sum((v - v_mean) ** 2 for v in (0.81, 0.80, 0.20)) / 3) ** 0.5
+    # "a": (12 - 2) / 4 from the keyword list; "d" lacks a keyword score: the list's floor,
+    # the lowest of its candidates on the given scale, (1 - 2) / 4.
+    assert fused["a"] == pytest.approx((12 - 2) / 4 + (0.20 - v_mean) / v_spread)
+    assert fused["d"] == pytest.approx((1 - 2) / 4 + (0.80 - v_mean) / v_spread)
+    # Against the candidates' own scale, a's lead in BM25 counts for less.
+    own = dict(score_fusion([KEYWORD, VECTOR], normalise="zscore"))
+    assert fused["a"] - fused["b"] > own["a"] - own["b"]
+
+
+def test_one_distribution_per_list_is_required() -> None:
+    with pytest.raises(ValueError, match="2 lists"):
+        score_fusion([KEYWORD, VECTOR], normalise="zscore", distributions=[None])
 
 
 def test_a_weight_per_list_is_required() -> None:

@@ -8,6 +8,7 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
+from agent.fusion import FusionOptions, ScoreDistribution, fuse
 from agent.hybrid import HybridOptions, HybridRetriever, SearchFilter
 from agent.rerank import TitleLinkReranker
 from jobs.chunking import ChunkingPolicy
@@ -120,6 +121,33 @@ async def test_search_reports_every_stage(
     assert {h.chunk_id for h in result.ranked} == {cid for cid, _ in result.fused}
     assert result.fused[0][1] == 1.0 and all(0 <= s <= 1 for _, s in result.fused)
     assert {"keyword", "embed", "vector", "fusion", "fetch"} <= set(result.timings_ms)
+
+
+async def test_keyword_scores_can_be_scaled_by_every_match(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    query = "staff travel leave policy"
+    # Two candidates per list, so the keyword list is a part of the matches.
+    plain = await retriever(pool, embedder, parts, options=HybridOptions(candidates=2)).search(
+        query
+    )
+    scaled = await retriever(
+        pool, embedder, parts, options=HybridOptions(candidates=2, keyword_scale="matches")
+    ).search(query)
+    _, keyword = parts
+    found = await keyword.search_scored(keyword.analyzer.terms(query), limit=2)
+    assert found.matched > len(found.top) == 2
+    matches = ScoreDistribution(found.mean, found.spread)
+    expected = fuse(
+        [scaled.keyword, scaled.vector], FusionOptions(method="zscore"),
+        distributions=[matches, None],
+    )  # fmt: skip
+    high, low = expected[0][1], expected[-1][1]
+    assert [c for c, _ in scaled.fused] == [c for c, _ in expected]
+    assert [s for _, s in scaled.fused] == pytest.approx(
+        [(s - low) / (high - low) for _, s in expected]
+    )
+    assert plain.keyword == scaled.keyword and plain.fused != scaled.fused
 
 
 async def test_filters_apply_to_both_lists(

@@ -189,6 +189,22 @@ async def test_filters_by_source_collection_and_update_time(keyword: KeywordSear
     assert "deploy.md" not in {h.uri for h in recent}
 
 
+async def test_a_scored_search_reports_the_spread_of_every_allowed_match(
+    keyword: KeywordSearch,
+) -> None:
+    terms = keyword.analyzer.terms("staff leave travel deploy API")
+    everything = await keyword.search_scored(terms, limit=2)
+    handbook = await keyword.search_scored(terms, limit=2, sources=["handbook"])
+    assert len(everything.top) == 2 and everything.matched > 2
+    assert 0 < handbook.matched < everything.matched
+    # The distribution covers every match (not just the top 2), filters applied.
+    all_scores = [s for _, s in await keyword.search_ids(terms, limit=100)]
+    assert len(all_scores) == everything.matched
+    assert everything.mean == pytest.approx(np.mean(all_scores))
+    assert everything.spread == pytest.approx(np.std(all_scores))
+    assert (await keyword.search_scored([], limit=2)).matched == 0
+
+
 async def test_a_reindex_is_seen_and_only_new_chunks_are_analysed(
     keyword: KeywordSearch, repo: DocumentRepository
 ) -> None:
