@@ -14,7 +14,7 @@ import sys
 import warnings
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import click
 
@@ -169,6 +169,13 @@ def eval_group() -> None:
 @click.option("--limit", type=click.IntRange(min=1), help="Score only the first N queries.")
 @click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
 @click.option("--cross-encoder", help="Rerank with this cross-encoder (local path or cache).")
+@click.option(
+    "--keyword-scale",
+    type=click.Choice(["candidates", "matches"]),
+    default="candidates",
+    show_default=True,
+    help="z-score BM25 over its candidates or over every matching chunk before fusing.",
+)
 def retrieval(
     directory: Path,
     split: str,
@@ -176,9 +183,12 @@ def retrieval(
     limit: int | None,
     max_words: int,
     cross_encoder: str | None,
+    keyword_scale: Literal["candidates", "matches"],
 ) -> None:
     """Score BM25, vector, hybrid and hybrid+rerank on a BEIR-layout DIRECTORY."""
     from bot.eval_command import EvalRequest, eval_retrieval_command
 
-    request = EvalRequest(directory, split, json_path, limit, max_words, cross_encoder)
+    request = EvalRequest(
+        directory, split, json_path, limit, max_words, cross_encoder, keyword_scale
+    )
     _run(lambda: eval_retrieval_command(_settings(), request))

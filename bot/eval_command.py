@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from urllib.parse import urlsplit, urlunsplit
 
 import asyncpg
@@ -24,7 +25,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from agent.eval_retrieval import BeirDataset, DatasetError, EvalReport, evaluate, markdown_table
-from agent.hybrid import EF_SEARCH, HybridRetriever
+from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
 from agent.rerank import (
     ChainedReranker,
     CrossEncoderReranker,
@@ -56,6 +57,8 @@ class EvalRequest:
     limit: int | None = None
     max_words: int = 400
     cross_encoder: str | None = None
+    # How the fused BM25 list is z-scored: see agent.hybrid.HybridOptions.keyword_scale.
+    keyword_scale: Literal["candidates", "matches"] = "candidates"
 
 
 class BeirSource:
@@ -126,6 +129,7 @@ async def _run(
             keyword_search=keyword,
             corpus=corpus,
             reranker=reranker,
+            options=HybridOptions(keyword_scale=request.keyword_scale),
         )
         chunk_uris = await corpus.chunk_uris()
         with _progress("queries") as advance:
@@ -232,6 +236,7 @@ def _markdown(report: EvalReport, request: EvalRequest) -> str:
     )
     return (
         f"### {report.dataset} ({report.split}, {report.queries} queries, "
-        f"chunks ≤ {request.max_words} words)\n\n{markdown_table(report)}\n\n"
+        f"chunks ≤ {request.max_words} words, BM25 z-scored over its "
+        f"{request.keyword_scale})\n\n{markdown_table(report)}\n\n"
         f"Per-query stage latency: {stages}\n"
     )

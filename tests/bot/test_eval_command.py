@@ -55,6 +55,20 @@ async def test_eval_scores_every_system_and_a_rerun_embeds_nothing(
     assert embedder.texts_embedded - before == 3
 
 
+async def test_bm25_can_be_scaled_over_every_match(
+    pg_server: EmbeddedPostgres,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    request = EvalRequest(DATASET, "test", max_words=64, keyword_scale="matches")
+    report = await eval_retrieval_command(
+        _settings(pg_server, tmp_path), request, embedder=embedder
+    )
+    assert report.systems["hybrid"].summary.queries == 3
+    assert "BM25 z-scored over its matches" in capsys.readouterr().out
+
+
 async def test_a_missing_split_names_the_splits_there(
     pg_server: EmbeddedPostgres, tmp_path: Path
 ) -> None:
