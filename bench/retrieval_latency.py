@@ -56,6 +56,7 @@ from store.database import open_pool  # noqa: E402
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository  # noqa: E402
 from store.embedded import start_embedded_postgres  # noqa: E402
 from store.embedding import SentenceTransformerEmbedder, packaged_model_path  # noqa: E402
+from store.filters import ChunkFilter  # noqa: E402
 from store.keyword_search import KeywordSearch  # noqa: E402
 from store.vector_search import VectorSearch  # noqa: E402
 
@@ -252,14 +253,14 @@ async def _one_query(t, query, embedders, retrievers, stages: Stages, cross_enco
     await timed(
         t,
         "vector search with a source filter (HNSW, top 100)",
-        lambda: stages.vector.nearest(q, limit=100, sources=["bench"]),
+        lambda: stages.vector.nearest(q, limit=100, where=ChunkFilter(sources=["bench"])),
     )
     terms = stages.keyword.analyzer.terms(query)
-    ids = await timed(
-        t, "keyword search (BM25, top 100)", lambda: stages.keyword.search_ids(terms, limit=100)
+    found = await timed(
+        t, "keyword search (BM25, top 100)", lambda: stages.keyword.search_scored(terms, limit=100)
     )
     started = time.perf_counter()
-    fuse([ids, [(h.chunk_id, h.score) for h in hits]], FusionOptions(method="zscore"))
+    fuse([found.top, [(h.chunk_id, h.score) for h in hits]], FusionOptions(method="zscore"))
     t.add("fusion (z-score)", (time.perf_counter() - started) * 1000)
     for label, retriever in retrievers.items():
         result = await timed(
@@ -297,7 +298,7 @@ async def _baselines(pool, corpus: Base, queries, embedder, vector, keyword) -> 
     ours = []
     for q in qterms:
         started = time.perf_counter()
-        await keyword.search_ids(q, limit=10)
+        await keyword.search_scored(q, limit=10)
         ours.append((time.perf_counter() - started) * 1000)
     out["our BM25 (ms/query)"] = float(np.median(ours))
     vectors = [v for v in await embedder.embed_batch(sample)]
@@ -434,7 +435,9 @@ def pg_version(pool) -> Awaitable[str]:  # type: ignore[no-untyped-def]
     )
 
 
-async def run(sizes: list[int], n_queries: int, with_cross_encoder: bool) -> None:
+async def run(
+    sizes: list[int], n_queries: int, with_cross_encoder: bool, output: Path | None
+) -> None:
     embedder = SentenceTransformerEmbedder(torch_threads=os.cpu_count())
     await embedder.load()
     # Each embedder sets torch's thread count in its own worker thread, so both coexist.
@@ -487,9 +490,11 @@ async def run(sizes: list[int], n_queries: int, with_cross_encoder: bool) -> Non
     description = machine()
     description["load average at the start"] = started_load
     report[6:6] = ["## Machine", "", *[f"- {k}: {v}" for k, v in description.items()]]
-    RESULTS.parent.mkdir(parents=True, exist_ok=True)
-    RESULTS.write_text("\n".join(report) + "\n")
-    console.print(f"wrote {RESULTS}")
+    if output is None:
+        return
+    output.parent.mkdir(parents=True, exist_ok=True)
+    output.write_text("\n".join(report) + "\n")
+    console.print(f"wrote {output}")
 
 
 async def _one_size(dsn, size, corpus, queries, embedders, cross_encoder, report) -> list[str]:  # type: ignore[no-untyped-def]
@@ -519,8 +524,16 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--no-cross-encoder", action="store_true")
+    parser.add_argument(
+        "--output",
+        type=Path,
+        default=RESULTS,
+        help="Where to write the report (--no-output: nowhere).",
+    )
+    parser.add_argument("--no-output", action="store_true", help="Print only (smoke runs).")
     args = parser.parse_args()
-    asyncio.run(run(args.sizes, args.queries, not args.no_cross_encoder))
+    output = None if args.no_output else args.output
+    asyncio.run(run(args.sizes, args.queries, not args.no_cross_encoder, output))
 
 
 if __name__ == "__main__":
