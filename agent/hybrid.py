@@ -31,20 +31,11 @@ from agent.fusion import (
 from agent.rerank import Reranker
 from store.corpus import CorpusReader
 from store.embedding import Embedder
+from store.filters import NO_FILTER, ChunkFilter
 from store.keyword_search import KeywordHits, KeywordSearch
 from store.vector_search import ChunkHit, VectorSearch
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True, slots=True)
-class SearchFilter:
-    """Which chunks a search may return (None: no restriction)."""
-
-    sources: tuple[str, ...] | None = None
-    collections: tuple[str, ...] | None = None
-    updated_after: datetime | None = None
-    updated_before: datetime | None = None
 
 
 # hnsw.ef_search for the vector list: from the recall-vs-exact curve in
@@ -91,7 +82,7 @@ class HybridRetriever:
         corpus: CorpusReader,
         reranker: Reranker | None = None,
         options: HybridOptions | None = None,
-        search_filter: SearchFilter | None = None,
+        search_filter: ChunkFilter = NO_FILTER,
     ) -> None:
         self._embedder = embedder
         self._vector = vector_search
@@ -99,7 +90,7 @@ class HybridRetriever:
         self._corpus = corpus
         self._reranker = reranker
         self._options = options or HybridOptions()
-        self._filter = search_filter or SearchFilter()
+        self._filter = search_filter
 
     async def retrieve(self, query: str, *, limit: int = 10) -> list[ChunkHit]:
         """The best `limit` chunks, in hybrid order, scored by cosine similarity."""
@@ -135,32 +126,19 @@ class HybridRetriever:
         return HybridResult(keyword, vector, fused, hits, similarity, timings)
 
     async def _keyword_candidates(self, query: str) -> KeywordHits:
-        f = self._filter
+        terms = self._keyword.analyzer.terms(query)
         return await self._keyword.search_scored(
-            self._keyword.analyzer.terms(query),
-            limit=self._options.candidates,
-            sources=f.sources,
-            collections=f.collections,
-            updated_after=f.updated_after,
-            updated_before=f.updated_before,
+            terms, limit=self._options.candidates, where=self._filter
         )
 
     async def _vector_candidates(
         self, query: str, timings: dict[str, float]
     ) -> tuple[np.ndarray, list[ChunkHit]]:
-        f = self._filter
         query_vector = (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
         hits = await _timed(
             timings,
             "vector",
-            self._vector.nearest(
-                query_vector,
-                limit=self._options.candidates,
-                sources=f.sources,
-                collections=f.collections,
-                updated_after=f.updated_after,
-                updated_before=f.updated_before,
-            ),
+            self._vector.nearest(query_vector, limit=self._options.candidates, where=self._filter),
         )
         return query_vector, hits
 

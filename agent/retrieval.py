@@ -8,6 +8,7 @@ from typing import Protocol
 import numpy as np
 
 from store.embedding import Embedder
+from store.filters import ChunkFilter
 from store.vector_search import ChunkHit, VectorSearch
 
 
@@ -34,4 +35,6 @@ class DenseRetriever:
 
     async def retrieve(self, query: str, *, limit: int = 10) -> list[ChunkHit]:
         vector = await self.embed_query(query)
-        return await self._search.nearest(vector, limit=limit, sources=self._sources)
+        return await self._search.nearest(
+            vector, limit=limit, where=ChunkFilter(sources=self._sources)
+        )

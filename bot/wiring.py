@@ -10,7 +10,7 @@ from pathlib import Path
 
 import asyncpg
 
-from agent.hybrid import EF_SEARCH, HybridRetriever, SearchFilter
+from agent.hybrid import EF_SEARCH, HybridRetriever
 from agent.one_shot import OneShotAnswerer
 from agent.rerank import ChainedReranker, CrossEncoderReranker, Reranker, TitleLinkReranker
 from bot.settings import Settings
@@ -21,6 +21,7 @@ from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import SentenceTransformerEmbedder
+from store.filters import ChunkFilter
 from store.index_runs import IndexRunRepository
 from store.keyword_search import KeywordSearch
 from store.vector_search import VectorSearch
@@ -69,7 +70,7 @@ class Runtime:
             keyword_search=self.keyword_search,
             corpus=CorpusReader(self.pool),
             reranker=reranker,
-            search_filter=SearchFilter(sources=tuple(sources) if sources else None),
+            search_filter=ChunkFilter(sources=tuple(sources) if sources else None),
         )
 
     def answerer(self) -> OneShotAnswerer:

@@ -22,11 +22,11 @@ from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from datetime import datetime
 
 import numpy as np
 
 from store.corpus import ChunkText, CorpusListing, CorpusReader
+from store.filters import NO_FILTER, ChunkFilter
 from store.text_analysis import TextAnalyzer, TitleMentions
 from store.vector_search import ChunkHit
 
@@ -169,23 +169,17 @@ class _Snapshot:
     updated_at: np.ndarray
     titles: TitleMentions
 
-    def allowed(
-        self,
-        *,
-        sources: Sequence[str] | None,
-        collections: Sequence[str] | None,
-        updated_after: datetime | None,
-        updated_before: datetime | None,
-    ) -> np.ndarray | None:
+    def allowed(self, where: ChunkFilter) -> np.ndarray | None:
+        """Which index positions pass `where` (None: all of them)."""
         mask = None
-        if sources is not None:
-            mask = _and(mask, _in(self.source_codes, self.source_names, sources))
-        if collections is not None:
-            mask = _and(mask, _in(self.collection_codes, self.collection_names, collections))
-        if updated_after is not None:
-            mask = _and(mask, self.updated_at >= updated_after.timestamp())
-        if updated_before is not None:
-            mask = _and(mask, self.updated_at < updated_before.timestamp())
+        if where.sources is not None:
+            mask = _and(mask, _in(self.source_codes, self.source_names, where.sources))
+        if where.collections is not None:
+            mask = _and(mask, _in(self.collection_codes, self.collection_names, where.collections))
+        if where.updated_after is not None:
+            mask = _and(mask, self.updated_at >= where.updated_after.timestamp())
+        if where.updated_before is not None:
+            mask = _and(mask, self.updated_at < where.updated_before.timestamp())
         return mask
 
 
@@ -270,77 +264,30 @@ class KeywordSearch:
         return self._snapshot.version if self._snapshot else None
 
     async def search(
-        self,
-        query: str,
-        *,
-        limit: int = 10,
-        sources: Sequence[str] | None = None,
-        collections: Sequence[str] | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
+        self, query: str, *, limit: int = 10, where: ChunkFilter = NO_FILTER
     ) -> list[ChunkHit]:
         """The best-scoring chunks for `query`; `score` is the BM25 score."""
-        scored = await self.search_ids(
-            self._analyzer.terms(query),
-            limit=limit,
-            sources=sources,
-            collections=collections,
-            updated_after=updated_after,
-            updated_before=updated_before,
-        )
-        return await self._corpus.hits(scored)
-
-    async def search_ids(
-        self,
-        terms: Sequence[str],
-        *,
-        limit: int = 10,
-        sources: Sequence[str] | None = None,
-        collections: Sequence[str] | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
-    ) -> list[tuple[int, float]]:
-        """(chunk id, BM25 score) for already-analysed query terms, best first."""
-        found = await self.search_scored(
-            terms,
-            limit=limit,
-            sources=sources,
-            collections=collections,
-            updated_after=updated_after,
-            updated_before=updated_before,
-        )
-        return found.top
+        found = await self.search_scored(self._analyzer.terms(query), limit=limit, where=where)
+        return await self._corpus.hits(found.top)
 
     async def search_scored(
-        self,
-        terms: Sequence[str],
-        *,
-        limit: int = 10,
-        sources: Sequence[str] | None = None,
-        collections: Sequence[str] | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
+        self, terms: Sequence[str], *, limit: int = 10, where: ChunkFilter = NO_FILTER
     ) -> KeywordHits:
-        """The best chunks, and the mean and spread of every matching chunk's score."""
+        """The best chunks for already-analysed query terms, best first, and the mean and
+        spread of every matching chunk's score."""
         snapshot = await self.current()
         if snapshot is None or not terms:
             return KeywordHits(top=[], matched=0, mean=0.0, spread=0.0)
         query = self._vocabulary.lookup(terms)
 
         def score() -> KeywordHits:
-            allowed = snapshot.allowed(
-                sources=sources,
-                collections=collections,
-                updated_after=updated_after,
-                updated_before=updated_before,
-            )
             scores = snapshot.index.scores(query)
+            allowed = snapshot.allowed(where)
             if allowed is not None:
                 scores = np.where(allowed, scores, 0.0)
-            top = top_positive(scores, limit)
             matched = scores[scores > 0]
             return KeywordHits(
-                top=[(int(snapshot.chunk_ids[i]), s) for i, s in top],
+                top=[(int(snapshot.chunk_ids[i]), s) for i, s in top_positive(scores, limit)],
                 matched=len(matched),
                 mean=float(matched.mean()) if len(matched) else 0.0,
                 spread=float(matched.std()) if len(matched) else 0.0,

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
 import asyncpg
 import numpy as np
+
+from store.filters import NO_FILTER, ChunkFilter
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,58 +74,37 @@ class VectorSearch:
         self._ef_search = ef_search
 
     async def nearest(
-        self,
-        query: np.ndarray,
-        *,
-        limit: int = 10,
-        sources: Sequence[str] | None = None,
-        collections: Sequence[str] | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
+        self, query: np.ndarray, *, limit: int = 10, where: ChunkFilter = NO_FILTER
     ) -> list[ChunkHit]:
-        filtered = any(f is not None for f in (sources, collections, updated_after, updated_before))
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(self._ef_search), limit)}")
-            if filtered:
+            if where.restricts:
                 # Filtered searches keep scanning the graph until `limit` rows pass the filter.
                 await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            args = _filter_args(sources, collections, updated_after, updated_before)
-            if updated_after is None and updated_before is None:
+            args = _filter_args(where)
+            if where.updated_after is None and where.updated_before is None:
                 rows = await conn.fetch(SEARCH_SQL, query, limit, *args[:2])
             else:
                 rows = await conn.fetch(FILTERED_SEARCH_SQL, query, limit, *args)
         hits = [_hit(r) for r in rows]
         # relaxed_order may hand rows back slightly out of order: restore it.
-        return sorted(hits, key=lambda h: -h.score) if filtered else hits
+        return sorted(hits, key=lambda h: -h.score) if where.restricts else hits
 
     async def nearest_exact(
-        self,
-        query: np.ndarray,
-        *,
-        limit: int = 10,
-        sources: Sequence[str] | None = None,
-        collections: Sequence[str] | None = None,
-        updated_after: datetime | None = None,
-        updated_before: datetime | None = None,
+        self, query: np.ndarray, *, limit: int = 10, where: ChunkFilter = NO_FILTER
     ) -> list[ChunkHit]:
         """The true nearest chunks by a full scan (no index): the reference for recall."""
-        args = _filter_args(sources, collections, updated_after, updated_before)
-        rows = await self._pool.fetch(EXACT_SEARCH_SQL, query, limit, *args)
+        rows = await self._pool.fetch(EXACT_SEARCH_SQL, query, limit, *_filter_args(where))
         return [_hit(r) for r in rows]
 
 
-def _filter_args(
-    sources: Sequence[str] | None,
-    collections: Sequence[str] | None,
-    updated_after: datetime | None,
-    updated_before: datetime | None,
-) -> tuple[object, ...]:
+def _filter_args(where: ChunkFilter) -> tuple[object, ...]:
     """The filter parameters ($3..$6) of the search statements; None means no filter."""
     return (
-        list(sources) if sources is not None else None,
-        list(collections) if collections is not None else None,
-        updated_after,
-        updated_before,
+        list(where.sources) if where.sources is not None else None,
+        list(where.collections) if where.collections is not None else None,
+        where.updated_after,
+        where.updated_before,
     )
 
 

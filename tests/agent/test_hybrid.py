@@ -9,7 +9,7 @@ import asyncpg
 import pytest
 
 from agent.fusion import FusionOptions, ScoreDistribution, fuse
-from agent.hybrid import HybridOptions, HybridRetriever, SearchFilter
+from agent.hybrid import HybridOptions, HybridRetriever
 from agent.rerank import TitleLinkReranker
 from jobs.chunking import ChunkingPolicy
 from jobs.documents import SourceDocument, SourceItem
@@ -17,6 +17,7 @@ from jobs.indexing import Indexer, IndexOptions
 from store.corpus import CorpusReader
 from store.documents import DocumentRepository
 from store.embedding import SentenceTransformerEmbedder
+from store.filters import ChunkFilter
 from store.keyword_search import KeywordSearch
 from store.vector_search import VectorSearch
 
@@ -154,7 +155,7 @@ async def test_filters_apply_to_both_lists(
     pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
 ) -> None:
     only_handbook = retriever(
-        pool, embedder, parts, search_filter=SearchFilter(sources=("handbook",))
+        pool, embedder, parts, search_filter=ChunkFilter(sources=("handbook",))
     )
     hits = await only_handbook.retrieve("error_code_42 deploy failures", limit=10)
     assert hits and {h.source for h in hits} == {"handbook"}
@@ -162,7 +163,7 @@ async def test_filters_apply_to_both_lists(
         pool,
         embedder,
         parts,
-        search_filter=SearchFilter(
+        search_filter=ChunkFilter(
             collections=("engineering",), updated_after=datetime(2025, 1, 1, tzinfo=UTC)
         ),
     )
@@ -219,6 +220,6 @@ async def test_vector_search_honours_the_date_range_and_agrees_with_the_exact_sc
     assert [h.chunk_id for h in approximate] == [h.chunk_id for h in exact]
     assert all(h.updated_at is not None for h in approximate)
     before_2025 = await search.nearest(
-        query, limit=5, updated_before=datetime(2025, 1, 1, tzinfo=UTC)
+        query, limit=5, where=ChunkFilter(updated_before=datetime(2025, 1, 1, tzinfo=UTC))
     )
     assert [h.uri for h in before_2025] == ["deploy.md"]

@@ -13,6 +13,7 @@ from rank_bm25 import BM25Okapi
 from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
+from store.filters import ChunkFilter
 from store.keyword_search import Bm25Index, KeywordOptions, KeywordSearch, Vocabulary
 from store.text_analysis import TextAnalyzer
 
@@ -180,12 +181,17 @@ async def test_document_titles_are_searchable(keyword: KeywordSearch) -> None:
 
 async def test_filters_by_source_collection_and_update_time(keyword: KeywordSearch) -> None:
     query = "staff leave travel deploy API"
-    assert {h.source for h in await keyword.search(query, sources=["handbook"])} == {"handbook"}
-    in_engineering = await keyword.search(query, collections=["engineering"])
+    in_handbook = await keyword.search(query, where=ChunkFilter(sources=["handbook"]))
+    assert {h.source for h in in_handbook} == {"handbook"}
+    in_engineering = await keyword.search(query, where=ChunkFilter(collections=["engineering"]))
     assert {h.uri for h in in_engineering} == {"deploy.md"}
-    old = await keyword.search(query, updated_before=datetime(2025, 1, 1, tzinfo=UTC))
+    old = await keyword.search(
+        query, where=ChunkFilter(updated_before=datetime(2025, 1, 1, tzinfo=UTC))
+    )
     assert {h.uri for h in old} == {"deploy.md"}
-    recent = await keyword.search(query, updated_after=datetime(2025, 1, 1, tzinfo=UTC))
+    recent = await keyword.search(
+        query, where=ChunkFilter(updated_after=datetime(2025, 1, 1, tzinfo=UTC))
+    )
     assert "deploy.md" not in {h.uri for h in recent}
 
 
@@ -194,11 +200,11 @@ async def test_a_scored_search_reports_the_spread_of_every_allowed_match(
 ) -> None:
     terms = keyword.analyzer.terms("staff leave travel deploy API")
     everything = await keyword.search_scored(terms, limit=2)
-    handbook = await keyword.search_scored(terms, limit=2, sources=["handbook"])
+    handbook = await keyword.search_scored(terms, limit=2, where=ChunkFilter(sources=["handbook"]))
     assert len(everything.top) == 2 and everything.matched > 2
     assert 0 < handbook.matched < everything.matched
     # The distribution covers every match (not just the top 2), filters applied.
-    all_scores = [s for _, s in await keyword.search_ids(terms, limit=100)]
+    all_scores = [s for _, s in (await keyword.search_scored(terms, limit=100)).top]
     assert len(all_scores) == everything.matched
     assert everything.mean == pytest.approx(np.mean(all_scores))
     assert everything.spread == pytest.approx(np.std(all_scores))

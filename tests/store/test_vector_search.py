@@ -6,6 +6,7 @@ import numpy as np
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.embedding_space import HNSW_INDEX
+from store.filters import ChunkFilter
 from store.vector_search import SEARCH_SQL, VectorSearch
 
 DIM = 16
@@ -62,6 +63,6 @@ async def test_after_a_statistics_refresh_a_source_filter_still_uses_the_hnsw_in
 async def test_filtering_by_source_only_returns_that_sources_chunks(pool: asyncpg.Pool) -> None:
     rng = np.random.default_rng(9)
     await _store_vectors(pool, _unit(rng, 100))
-    search = VectorSearch(pool)
-    assert await search.nearest(_unit(rng, 1)[0], limit=5, sources=["elsewhere"]) == []
-    assert len(await search.nearest(_unit(rng, 1)[0], limit=5, sources=["random"])) == 5
+    search, query = VectorSearch(pool), _unit(rng, 1)[0]
+    assert await search.nearest(query, limit=5, where=ChunkFilter(sources=["elsewhere"])) == []
+    assert len(await search.nearest(query, limit=5, where=ChunkFilter(sources=["random"]))) == 5
