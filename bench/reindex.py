@@ -49,7 +49,7 @@ import tempfile
 import time
 import warnings
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
@@ -68,7 +68,7 @@ from rich.progress import (
 
 from jobs.chunking import chunk_text
 from jobs.directory import handbook_source
-from jobs.documents import SourceDocument, SourceItem
+from jobs.documents import SourceDocument, StaticSource
 from jobs.hashing import chunk_hash, content_hash, metadata_hash
 from jobs.indexing import Indexer, IndexReport
 from store.database import open_pool
@@ -139,18 +139,6 @@ def parse_args(argv: Sequence[str]) -> BenchConfig:
 
 
 # --- the corpus --------------------------------------------------------------------
-
-
-class MemorySource:
-    """A source serving a fixed list of documents from memory."""
-
-    def __init__(self, *, name: str, documents: Sequence[SourceDocument]) -> None:
-        self.name = name
-        self.items = list(documents)
-
-    async def documents(self) -> AsyncIterator[SourceItem]:
-        for document in self.items:
-            yield document
 
 
 async def load_handbook() -> list[SourceDocument]:
@@ -508,7 +496,7 @@ def chunk_corpus(corpus: Sequence[SourceDocument], pages: int) -> tuple[CorpusFa
 
 
 async def run_phase(
-    name: str, indexer: Indexer, source: MemorySource, embedder: BenchEmbedder
+    name: str, indexer: Indexer, source: StaticSource, embedder: BenchEmbedder
 ) -> Phase:
     """One indexer pass; its time leaves out baseline parts run during it."""
     embedder.timings.take()
@@ -612,7 +600,7 @@ async def _measure(
     tokens = dict(zip(sampled, embedder.token_lengths(sampled), strict=True))
     baseline = RawBaseline(embedder, parts, expected=len(texts), tokens=tokens)
     await baseline.run_part("before the full index")
-    source = MemorySource(name="bench", documents=corpus)
+    source = StaticSource("bench", corpus)
     baseline.interleave()
     figures.phases["full"] = await run_phase("full index", indexer, source, embedder)
     await baseline.finish()
@@ -633,7 +621,7 @@ async def _measure_edits(
     edited, chosen = edit_corpus(corpus, share=figures.config.edit_share, rng=rng)
     figures.edited_documents = len(chosen)
     figures.predicted_changes = predicted_changes(corpus, edited, chosen)
-    source = MemorySource(name="bench", documents=edited)
+    source = StaticSource("bench", edited)
     name = f"{figures.config.edit_share:.0%} edited reindex"
     figures.phases["edit"] = await run_phase(name, indexer, source, embedder)
 

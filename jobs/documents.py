@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, Protocol
@@ -61,3 +61,15 @@ class Source(Protocol):
     def documents(self) -> AsyncIterator[SourceItem]:
         """Yield every document currently in the source, one item per document."""
         ...
+
+
+class StaticSource:
+    """A source whose items are handed over up front (tests, benchmarks, imports)."""
+
+    def __init__(self, name: str, items: Sequence[SourceItem]) -> None:
+        self.name = name
+        self.items = list(items)
+
+    async def documents(self) -> AsyncIterator[SourceItem]:
+        for item in self.items:
+            yield item

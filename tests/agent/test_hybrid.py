@@ -12,7 +12,7 @@ from agent.fusion import FusionOptions, ScoreDistribution, fuse
 from agent.hybrid import HybridOptions, HybridRetriever
 from agent.rerank import TitleLinkReranker
 from jobs.chunking import ChunkingPolicy
-from jobs.documents import SourceDocument, SourceItem
+from jobs.documents import SourceDocument, StaticSource
 from jobs.indexing import Indexer, IndexOptions
 from store.corpus import CorpusReader
 from store.documents import DocumentRepository
@@ -20,16 +20,6 @@ from store.embedding import SentenceTransformerEmbedder
 from store.filters import ChunkFilter
 from store.keyword_search import KeywordSearch
 from store.vector_search import VectorSearch
-
-
-class ListSource:
-    def __init__(self, name: str, items: list[SourceItem]) -> None:
-        self.name = name
-        self.items = items
-
-    async def documents(self) -> AsyncIterator[SourceItem]:
-        for item in self.items:
-            yield item
 
 
 def doc(uri: str, title: str, text: str, updated: datetime | None = None) -> SourceDocument:
@@ -70,9 +60,9 @@ async def parts(
         embedder=embedder,
         policy=ChunkingPolicy(min_words=20, max_words=60),
     )
-    await indexer.run(ListSource("handbook", HANDBOOK))
+    await indexer.run(StaticSource("handbook", HANDBOOK))
     await indexer.run(
-        ListSource("runbooks", RUNBOOKS), options=IndexOptions(collection="engineering")
+        StaticSource("runbooks", RUNBOOKS), options=IndexOptions(collection="engineering")
     )
     corpus = CorpusReader(pool)
     keyword = KeywordSearch(corpus)

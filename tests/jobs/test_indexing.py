@@ -2,29 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
 from typing import Any
 
 import asyncpg
 import pytest
 
 from jobs.chunking import ChunkingPolicy
-from jobs.documents import FailedDocument, GoneDocument, SourceDocument, SourceItem
+from jobs.documents import FailedDocument, GoneDocument, SourceDocument, StaticSource
 from jobs.indexing import Indexer, IndexOptions
 from store.documents import DocumentRepository
 from store.embedding import SentenceTransformerEmbedder
-
-
-class ListSource:
-    """A source whose documents the test sets directly."""
-
-    def __init__(self, name: str, items: list[SourceItem]) -> None:
-        self.name = name
-        self.items = items
-
-    async def documents(self) -> AsyncIterator[SourceItem]:
-        for item in self.items:
-            yield item
 
 
 def _paragraph(topic: str, n: int) -> str:
@@ -50,7 +37,7 @@ def indexer(pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder) -> Indexe
 
 
 async def test_first_run_adds_and_embeds_every_chunk(indexer: Indexer, pool: asyncpg.Pool) -> None:
-    report = await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
+    report = await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
     chunks = await pool.fetchval("SELECT count(*) FROM chunks")
     assert (report.documents_added, report.documents_unchanged) == (2, 0)
     assert report.chunks_embedded == chunks > 2
@@ -60,7 +47,7 @@ async def test_first_run_adds_and_embeds_every_chunk(indexer: Indexer, pool: asy
 async def test_a_second_run_without_changes_embeds_nothing(
     indexer: Indexer, embedder: SentenceTransformerEmbedder
 ) -> None:
-    source = ListSource("s", [_doc("a", "leave"), _doc("b", "travel")])
+    source = StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")])
     await indexer.run(source)
     before = embedder.texts_embedded
     report = await indexer.run(source)
@@ -71,10 +58,10 @@ async def test_a_second_run_without_changes_embeds_nothing(
 
 async def test_editing_one_paragraph_re_embeds_only_its_chunks(indexer: Indexer) -> None:
     original = _doc("a", "leave", paragraphs=12)
-    await indexer.run(ListSource("s", [original]))
+    await indexer.run(StaticSource("s", [original]))
     edited_text = original.text.replace("Rule 3 about leave says", "Rule 3 about leave now says", 1)
     edited = SourceDocument(original.uri, original.title, original.url, edited_text)
-    report = await indexer.run(ListSource("s", [edited]))
+    report = await indexer.run(StaticSource("s", [edited]))
     assert report.documents_updated == 1
     assert 1 <= report.chunks_embedded <= 2
     assert report.chunks_reused >= 3
@@ -83,8 +70,8 @@ async def test_editing_one_paragraph_re_embeds_only_its_chunks(indexer: Indexer)
 async def test_a_metadata_only_change_updates_rows_without_embedding(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
-    await indexer.run(ListSource("s", [_doc("a", "leave")]))
-    report = await indexer.run(ListSource("s", [_doc("a", "leave", title="Leave (renamed)")]))
+    await indexer.run(StaticSource("s", [_doc("a", "leave")]))
+    report = await indexer.run(StaticSource("s", [_doc("a", "leave", title="Leave (renamed)")]))
     assert (report.documents_updated, report.chunks_embedded) == (1, 0)
     assert await pool.fetchval("SELECT title FROM documents") == "Leave (renamed)"
 
@@ -92,17 +79,17 @@ async def test_a_metadata_only_change_updates_rows_without_embedding(
 async def test_a_document_gone_from_the_source_is_deleted_with_its_chunks(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
-    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
+    await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
     before = await pool.fetchval("SELECT count(*) FROM chunks")
-    report = await indexer.run(ListSource("s", [_doc("a", "leave")]))
+    report = await indexer.run(StaticSource("s", [_doc("a", "leave")]))
     after = await pool.fetchval("SELECT count(*) FROM chunks")
     assert report.documents_deleted == 1
     assert report.chunks_deleted == before - after > 0
 
 
 async def test_a_renamed_file_reuses_every_vector(indexer: Indexer) -> None:
-    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
-    report = await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b2", "travel")]))
+    await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
+    report = await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b2", "travel")]))
     assert (report.documents_added, report.documents_deleted) == (1, 1)
     assert report.chunks_embedded == 0
     assert report.chunks_reused > 0
@@ -111,9 +98,9 @@ async def test_a_renamed_file_reuses_every_vector(indexer: Indexer) -> None:
 async def test_a_failed_document_is_reported_and_its_old_copy_kept(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
-    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
+    await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
     report = await indexer.run(
-        ListSource("s", [_doc("a", "leave"), FailedDocument("b", "not valid UTF-8")])
+        StaticSource("s", [_doc("a", "leave"), FailedDocument("b", "not valid UTF-8")])
     )
     assert report.documents_failed == 1
     assert report.failures == [{"uri": "b", "reason": "not valid UTF-8"}]
@@ -125,9 +112,9 @@ async def test_a_listing_that_shrinks_sharply_deletes_nothing(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
     docs = [_doc(f"d{i}", f"topic {i}", paragraphs=1) for i in range(6)]
-    await indexer.run(ListSource("s", docs))
+    await indexer.run(StaticSource("s", docs))
     report = await indexer.run(
-        ListSource("s", docs[:1]), options=IndexOptions(min_listing_ratio=0.5)
+        StaticSource("s", docs[:1]), options=IndexOptions(min_listing_ratio=0.5)
     )
     assert report.documents_deleted == 0
     assert report.warnings and "kept 5 documents" in report.warnings[0]
@@ -137,9 +124,9 @@ async def test_a_listing_that_shrinks_sharply_deletes_nothing(
 async def test_dry_run_reports_changes_and_writes_nothing(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
-    await indexer.run(ListSource("s", [_doc("a", "leave")]))
+    await indexer.run(StaticSource("s", [_doc("a", "leave")]))
     report = await indexer.run(
-        ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]),
+        StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]),
         options=IndexOptions(dry_run=True),
     )
     assert (report.documents_added, report.chunks_embedded) == (1, 0)
@@ -157,12 +144,12 @@ async def _times_analysed(pool: asyncpg.Pool) -> dict[str, int]:
 async def test_a_run_that_changes_documents_refreshes_the_planner_statistics(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
-    source = ListSource("s", [_doc("a", "leave")])
+    source = StaticSource("s", [_doc("a", "leave")])
     await indexer.run(source)
     after_first = await _times_analysed(pool)
     assert after_first == {"sources": 1, "documents": 1, "chunks": 1}
     await indexer.run(source)  # nothing changed: nothing to analyse
-    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]),
+    await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]),
                       options=IndexOptions(dry_run=True))  # fmt: skip
     assert await _times_analysed(pool) == after_first
 
@@ -170,9 +157,9 @@ async def test_a_run_that_changes_documents_refreshes_the_planner_statistics(
 async def test_a_document_the_source_reports_gone_is_deleted(
     indexer: Indexer, pool: asyncpg.Pool
 ) -> None:
-    await indexer.run(ListSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
+    await indexer.run(StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")]))
     report = await indexer.run(
-        ListSource("s", [_doc("a", "leave"), GoneDocument("b", "HTTP 404: the page is gone")])
+        StaticSource("s", [_doc("a", "leave"), GoneDocument("b", "HTTP 404: the page is gone")])
     )
     assert report.documents_deleted == 1
     assert await pool.fetchval("SELECT count(*) FROM documents") == 1
@@ -183,7 +170,7 @@ async def test_changing_the_embedding_model_re_embeds_everything(
 ) -> None:
     HashingEmbedder = hashing_embedder
     repository = DocumentRepository(pool)
-    source = ListSource("s", [_doc("a", "leave"), _doc("b", "travel")])
+    source = StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")])
     first = await Indexer(repository=repository, embedder=HashingEmbedder("a", 32)).run(source)
     same = await Indexer(repository=repository, embedder=HashingEmbedder("a", 32)).run(source)
     changed = await Indexer(repository=repository, embedder=HashingEmbedder("b", 16)).run(source)
