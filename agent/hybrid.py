@@ -1,9 +1,10 @@
 """Hybrid retrieval: keyword (BM25) and vector (pgvector) candidates, fused, then re-ranked.
 
-One query runs the BM25 search, embeds the question and runs the vector search; the two
-candidate lists are fused (z-score fusion by default: measured better than RRF
-on both eval sets, see bench/results/retrieval_eval.md), scaled to [0, 1], optionally
-weighted by recency, and handed to the reranker. `retrieve` (the `Retriever` protocol)
+One query runs the BM25 searches (single terms, and adjacent word pairs), embeds the
+question and runs the vector search; the candidate lists are fused (z-score fusion by
+default: measured better than RRF on both eval sets, see
+bench/results/retrieval_eval.md), scaled to [0, 1], optionally weighted by recency, and
+handed to the reranker. `retrieve` (the `Retriever` protocol)
 returns hits in that final order with `score` = cosine similarity to the question, the
 same meaning DenseRetriever's hits have, so score floors keep working. `search` returns
 every stage, for evaluation and "why this answer?".
@@ -33,6 +34,7 @@ from store.corpus import CorpusReader
 from store.embedding import Embedder
 from store.filters import NO_FILTER, ChunkFilter
 from store.keyword_search import KeywordHits, KeywordSearch
+from store.text_analysis import AnalysedText
 from store.vector_search import ChunkHit, VectorSearch
 
 T = TypeVar("T")
@@ -54,6 +56,10 @@ class HybridOptions:
     # and on HotpotQA) but, after the title-link rerank, costs HotpotQA 0.003 nDCG@10 and
     # 0.012 Hit@1 (bench/results/retrieval_eval.md), so it is not the default.
     keyword_scale: Literal["matches", "candidates"] = "candidates"
+    # Weight of the word-pair BM25 list in the fusion (terms and vectors weigh 1 each
+    # unless `fusion.weights` says otherwise); 0 leaves it out. 0.2–0.5 all lifted nDCG@10
+    # on both eval sets; 0.3 is the default (bench/results/retrieval_eval.md).
+    pair_weight: float = 0.3
     # "auto": weight by recency only when the question asks about what is recent.
     recency_mode: Literal["auto", "always", "never"] = "auto"
     recency: RecencyOptions = field(default_factory=RecencyOptions)
@@ -65,6 +71,7 @@ class HybridResult:
 
     keyword: list[tuple[int, float]]
     vector: list[tuple[int, float]]
+    pairs: list[tuple[int, float]]
     fused: list[tuple[int, float]]
     ranked: list[ChunkHit]
     # Cosine similarity of every candidate to the question.
@@ -104,17 +111,13 @@ class HybridRetriever:
         timings: dict[str, float] = {}
         # One after the other on purpose: BM25 scoring (numpy, this thread) running beside
         # torch's threads would oversubscribe a 2-core machine and stall the embedding.
-        found = await _timed(timings, "keyword", self._keyword_candidates(query))
+        analysed = self._keyword.analyzer.analyse(query)
+        found, pairs = await _timed(timings, "keyword", self._keyword_candidates(analysed))
         keyword = found.top
         query_vector, vector_hits = await self._vector_candidates(query, timings)
         vector = [(h.chunk_id, h.score) for h in vector_hits]
         started = time.perf_counter()
-        matches = None
-        if self._options.keyword_scale == "matches" and found.matched:
-            matches = ScoreDistribution(mean=found.mean, spread=found.spread)
-        fused = _unit_scaled(
-            fuse([keyword, vector], self._options.fusion, distributions=[matches, None])
-        )
+        fused = _unit_scaled(self._fuse(found, vector, pairs))
         timings["fusion"] = _ms_since(started)
         hits, similarity = await _timed(
             timings, "fetch", self._materialise(fused, vector_hits, query_vector)
@@ -123,12 +126,35 @@ class HybridRetriever:
             hits = self._by_recency(hits, now or datetime.now(UTC))
         if self._reranker is not None:
             hits = await _timed(timings, "rerank", self._reranker.rerank(query, hits))
-        return HybridResult(keyword, vector, fused, hits, similarity, timings)
+        return HybridResult(keyword, vector, pairs, fused, hits, similarity, timings)
 
-    async def _keyword_candidates(self, query: str) -> KeywordHits:
-        terms = self._keyword.analyzer.terms(query)
-        return await self._keyword.search_scored(
-            terms, limit=self._options.candidates, where=self._filter
+    async def _keyword_candidates(
+        self, query: AnalysedText
+    ) -> tuple[KeywordHits, list[tuple[int, float]]]:
+        limit, where = self._options.candidates, self._filter
+        found = await self._keyword.search_scored(query.terms, limit=limit, where=where)
+        pairs = []
+        if self._options.pair_weight > 0:
+            pairs = await self._keyword.search_pairs(query.words, limit=limit, where=where)
+        return found, pairs
+
+    def _fuse(
+        self,
+        found: KeywordHits,
+        vector: list[tuple[int, float]],
+        pairs: list[tuple[int, float]],
+    ) -> list[tuple[int, float]]:
+        """Terms, vectors and (when any matched) word pairs, fused by the configured method."""
+        matches = None
+        if self._options.keyword_scale == "matches" and found.matched:
+            matches = ScoreDistribution(mean=found.mean, spread=found.spread)
+        if not pairs:
+            return fuse([found.top, vector], self._options.fusion, distributions=[matches, None])
+        weights = (*(self._options.fusion.weights or (1.0, 1.0)), self._options.pair_weight)
+        return fuse(
+            [found.top, vector, pairs],
+            dataclasses.replace(self._options.fusion, weights=weights),
+            distributions=[matches, None, None],
         )
 
     async def _vector_candidates(

@@ -4,11 +4,13 @@
 
 A replica of `kb eval retrieval`'s pipeline without Postgres, to try ideas quickly: the
 same chunker, analyzer, BM25 engine (k1 0.9, b 0.4, title counted twice), z-score fusion
-and metrics, with an exact cosine scan instead of HNSW (the default row reproduces the
-end-to-end eval's nDCG@10 to the third decimal). Each variant is reported as nDCG@10
-with its 95% paired-bootstrap interval and its difference from the default, paired over
-the same queries. Chunk vectors are cached in bench/out/variants/ (the first run embeds
-each corpus up to three times: about 15 minutes on 2 cores).
+and metrics, with an exact cosine scan instead of HNSW. Each variant is reported as
+nDCG@10 with its 95% paired-bootstrap interval and its difference from the two-list
+hybrid (BM25 terms + vectors), paired over the same queries. That hybrid reproduces
+`kb eval retrieval --pair-weight 0` to the third decimal; the product's default adds the
+word-pair list at weight 0.3 (the "word pairs" rows). Chunk vectors are cached in
+bench/out/variants/ (the first run embeds each corpus up to three times: about 15
+minutes on 2 cores).
 
 The results, and what they mean, are in bench/results/retrieval_eval.md.
 """
@@ -48,7 +50,15 @@ from agent.metrics import (  # noqa: E402
 )
 from jobs.chunking import chunk_text  # noqa: E402
 from store.embedding import packaged_model_path  # noqa: E402
-from store.keyword_search import Bm25Index, Bm25Parameters, Vocabulary, top_positive  # noqa: E402
+from store.keyword_search import (  # noqa: E402
+    BREAK,
+    Bm25Index,
+    Bm25Parameters,
+    PairIndex,
+    TermSequences,
+    Vocabulary,
+    top_positive,
+)
 from store.text_analysis import _PART, TextAnalyzer  # noqa: E402
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev"}
@@ -105,6 +115,23 @@ class Dataset:
 
     def keyword(self, query: int, depth: int = DEPTH) -> Ranked:
         return top_positive(self.bm25.scores(self.query_terms[query]), depth)
+
+    def word_pairs(self) -> list[Ranked]:
+        """Each query's BM25 list over adjacent word pairs, indexed as `KeywordSearch` does
+        (pairs within the title, counted twice, and within the text; none across them)."""
+        analyzer, vocabulary = TextAnalyzer(), Vocabulary()
+        encoded = []
+        for chunk in self.chunks:
+            doc = self.docs[chunk.document]
+            title = vocabulary.ids(analyzer.analyse(doc["title"]).words)
+            text = vocabulary.ids(analyzer.analyse(doc["text"][chunk.start : chunk.end]).words)
+            encoded.append(np.concatenate([title, [BREAK], title, [BREAK], text]))
+        pairs = PairIndex.build(TermSequences.of(encoded), parameters=Bm25Parameters(k1=0.9, b=0.4))
+        ranked = []
+        for q in self.queries:
+            ids = vocabulary.known_ids(analyzer.analyse(q["text"]).words)
+            ranked.append(top_positive(pairs.index.scores(pairs.query(ids)), DEPTH))
+        return ranked
 
     def documents(self, ranked: Ranked) -> list[str]:
         """Document ids in the order of their best chunk."""
@@ -285,6 +312,10 @@ def run(dataset: Dataset, progress: Progress) -> None:
         variant = [top_positive(bm25.scores(terms[i]), DEPTH) for i in range(n)]
         report(f"bm25, {label}", lambda i, v=variant: v[i], ("bm25", keyword_metrics))
         report(f"hybrid, {label}", lambda i, v=variant: zscore([v[i], dense[i]]))
+    pairs = dataset.word_pairs()
+    for w in (0.1, 0.2, 0.3, 0.4, 0.5):
+        label = f"hybrid + word pairs, weight {w}" + (" (the default)" if w == 0.3 else "")
+        report(label, lambda i, w=w: zscore([keyword[i], dense[i], pairs[i]], (1, 1, w)))
     for k in (1, 3, 5):
         for beta in (0.3, 0.6, 1.0):
             report(f"fused feedback, top {k}, beta {beta}", lambda i, k=k, b=beta: fused_feedback(

@@ -176,6 +176,13 @@ def eval_group() -> None:
     show_default=True,
     help="z-score BM25 over its candidates or over every matching chunk before fusing.",
 )
+@click.option(
+    "--pair-weight",
+    type=click.FloatRange(min=0),
+    default=0.3,
+    show_default=True,
+    help="Fusion weight of the BM25 list over adjacent word pairs; 0 leaves it out.",
+)
 def retrieval(
     directory: Path,
     split: str,
@@ -184,11 +191,12 @@ def retrieval(
     max_words: int,
     cross_encoder: str | None,
     keyword_scale: Literal["candidates", "matches"],
+    pair_weight: float,
 ) -> None:
     """Score BM25, vector, hybrid and hybrid+rerank on a BEIR-layout DIRECTORY."""
     from bot.eval_command import EvalRequest, eval_retrieval_command
 
     request = EvalRequest(
-        directory, split, json_path, limit, max_words, cross_encoder, keyword_scale
+        directory, split, json_path, limit, max_words, cross_encoder, keyword_scale, pair_weight
     )
     _run(lambda: eval_retrieval_command(_settings(), request))

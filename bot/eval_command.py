@@ -59,6 +59,8 @@ class EvalRequest:
     cross_encoder: str | None = None
     # How the fused BM25 list is z-scored: see agent.hybrid.HybridOptions.keyword_scale.
     keyword_scale: Literal["candidates", "matches"] = "candidates"
+    # Weight of the word-pair BM25 list in the fusion (0 leaves it out).
+    pair_weight: float = HybridOptions().pair_weight
 
 
 class BeirSource:
@@ -129,7 +131,9 @@ async def _run(
             keyword_search=keyword,
             corpus=corpus,
             reranker=reranker,
-            options=HybridOptions(keyword_scale=request.keyword_scale),
+            options=HybridOptions(
+                keyword_scale=request.keyword_scale, pair_weight=request.pair_weight
+            ),
         )
         chunk_uris = await corpus.chunk_uris()
         with _progress("queries") as advance:
@@ -237,6 +241,7 @@ def _markdown(report: EvalReport, request: EvalRequest) -> str:
     return (
         f"### {report.dataset} ({report.split}, {report.queries} queries, "
         f"chunks ≤ {request.max_words} words, BM25 z-scored over its "
-        f"{request.keyword_scale})\n\n{markdown_table(report)}\n\n"
+        f"{request.keyword_scale}, word pairs weighted {request.pair_weight:g})\n\n"
+        f"{markdown_table(report)}\n\n"
         f"Per-query stage latency: {stages}\n"
     )

@@ -7,6 +7,12 @@ terms. That is what bm25s does too; doing it here keeps rank-bm25's idf (bm25s h
 epsilon floor) and lets a filter mask apply before the top-k cut. At 100k chunks a query
 takes milliseconds where rank-bm25 takes ~150 ms (bench/retrieval_latency.py).
 
+A second BM25 index counts adjacent word pairs ("sick leave"): a chunk that has the
+question's words next to each other, as a phrase, scores there too. Pairs are int64 keys
+made of the two words' ids, so the index keeps no string per pair (a corpus has tens of
+distinct pairs per chunk). Each chunk is kept as one int32 array of its term ids in
+reading order, from which both indexes are rebuilt without analysing text again.
+
 Each process keeps its own index. Before a search, the corpus version in Postgres is
 compared with the index's (every reindex bumps it); when it moved, the index is rebuilt
 in a worker thread, re-analysing only chunks it has not seen. While a rebuild runs,
@@ -17,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -51,6 +58,11 @@ class Vocabulary:
     def __len__(self) -> int:
         return len(self._ids)
 
+    def held_bytes(self) -> int:
+        """Bytes of the term → id map: the dict, its strings and its ints."""
+        entries = sum(sys.getsizeof(t) + sys.getsizeof(i) for t, i in self._ids.items())
+        return sys.getsizeof(self._ids) + entries
+
     def encode(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
         """(term ids, counts) of a document, one entry per distinct term."""
         counts = Counter(terms)
@@ -60,6 +72,17 @@ class Vocabulary:
             count=len(counts),
         )
         return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
+
+    def ids(self, terms: Sequence[str]) -> np.ndarray:
+        """The id of each term, in order (new terms get new ids)."""
+        ids = self._ids
+        return np.fromiter(
+            (ids.setdefault(t, len(ids)) for t in terms), dtype=np.int64, count=len(terms)
+        )
+
+    def known_ids(self, terms: Sequence[str]) -> np.ndarray:
+        """The id of each term, in order; -1 for a term never seen."""
+        return np.fromiter((self._ids.get(t, -1) for t in terms), dtype=np.int64, count=len(terms))
 
     def lookup(self, terms: Sequence[str]) -> dict[int, int]:
         """Known term id → how often the query repeats it; unknown terms score nothing."""
@@ -89,22 +112,66 @@ class Bm25Index:
         parameters: Bm25Parameters | None = None,
     ) -> Bm25Index:
         """Index documents given as (term ids, counts), e.g. from `Vocabulary.encode`."""
-        p = parameters or Bm25Parameters()
         n = len(encoded)
-        terms = _concat([ids for ids, _ in encoded], np.int32)
+        terms = _concat([ids for ids, _ in encoded], np.int64)
         tf = _concat([counts for _, counts in encoded], np.float32)
         distinct = np.fromiter((len(ids) for ids, _ in encoded), dtype=np.int64, count=n)
-        lengths = np.fromiter((counts.sum() for _, counts in encoded), np.float64, count=n)
-        owner = np.repeat(np.arange(n, dtype=np.int32), distinct)
+        owner = np.repeat(np.arange(n, dtype=np.int64), distinct)
+        order = np.lexsort((owner, terms))
+        return cls.from_sorted_postings(
+            terms[order],
+            owner[order],
+            tf[order],
+            size=n,
+            vocabulary_size=vocabulary_size,
+            parameters=parameters,
+        )
+
+    @classmethod
+    def from_sequences(
+        cls,
+        sequences: TermSequences,
+        *,
+        vocabulary_size: int,
+        parameters: Bm25Parameters | None = None,
+    ) -> Bm25Index:
+        """Index documents given as term sequences (order and BREAKs do not matter here)."""
+        present = sequences.terms != BREAK
+        term, document, tf = _grouped(
+            sequences.terms[present], sequences.owner[present], sequences.size
+        )
+        return cls.from_sorted_postings(
+            term,
+            document,
+            tf,
+            size=sequences.size,
+            vocabulary_size=vocabulary_size,
+            parameters=parameters,
+        )
+
+    @classmethod
+    def from_sorted_postings(
+        cls,
+        terms: np.ndarray,
+        documents: np.ndarray,
+        tf: np.ndarray,
+        *,
+        size: int,
+        vocabulary_size: int,
+        parameters: Bm25Parameters | None = None,
+    ) -> Bm25Index:
+        """Index (term, document, tf) postings sorted by term, then document."""
+        p = parameters or Bm25Parameters()
+        tf = tf.astype(np.float64)
+        lengths = np.bincount(documents, weights=tf, minlength=size)
         df = np.bincount(terms, minlength=vocabulary_size)
-        idf = _okapi_idf(df, n, p.epsilon)
-        average = lengths.sum() / n if n else 1.0
+        idf = _okapi_idf(df, size, p.epsilon)
+        average = lengths.sum() / size if size else 1.0
         norm = p.k1 * (1 - p.b + p.b * lengths / (average or 1.0))
-        weights = idf[terms] * tf * (p.k1 + 1) / (tf + norm[owner])
-        order = np.argsort(terms, kind="stable")
+        weights = idf[terms] * tf * (p.k1 + 1) / (tf + norm[documents])
         start = np.zeros(vocabulary_size + 1, dtype=np.int64)
         np.cumsum(df, out=start[1:])
-        return cls(n, start, owner[order], weights[order].astype(np.float32))
+        return cls(size, start, documents.astype(np.int32), weights.astype(np.float32))
 
     def scores(self, query: dict[int, int]) -> np.ndarray:
         """BM25 score of every document for a query given as term id → repeats."""
@@ -139,6 +206,86 @@ def top_positive(scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
     return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
 
 
+BREAK = -1  # in a term sequence: between runs that no word pair spans
+
+
+@dataclass(frozen=True, slots=True)
+class TermSequences:
+    """Documents' term ids in reading order, flat: `terms[i]` belongs to document
+    `owner[i]`. BREAK separates runs (title, heading, text, each identifier) so that no
+    word pair spans two of them."""
+
+    terms: np.ndarray  # int32
+    owner: np.ndarray  # int32
+    size: int
+
+    @classmethod
+    def of(cls, sequences: Sequence[np.ndarray]) -> TermSequences:
+        lengths = np.fromiter((len(s) for s in sequences), np.int64, count=len(sequences))
+        owner = np.repeat(np.arange(len(sequences), dtype=np.int32), lengths)
+        return cls(_concat(sequences, np.int32), owner, len(sequences))
+
+
+def _grouped(
+    major: np.ndarray, minor: np.ndarray, minor_size: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The distinct (major, minor) pairs, sorted by major then minor, and how often each
+    occurs: one sort of packed int64 keys, or a two-key sort when they would overflow."""
+    major, minor = major.astype(np.int64), minor.astype(np.int64)
+    if not len(major):
+        return major, minor, np.zeros(0, np.float32)
+    if int(major.max()) < np.iinfo(np.int64).max // max(minor_size, 1) - 1:
+        keys, counts = np.unique(major * minor_size + minor, return_counts=True)
+        return keys // minor_size, keys % minor_size, counts.astype(np.float32)
+    order = np.lexsort((minor, major))
+    major, minor = major[order], minor[order]
+    first = np.flatnonzero(np.r_[True, (major[1:] != major[:-1]) | (minor[1:] != minor[:-1])])
+    counts = np.diff(np.r_[first, len(major)]).astype(np.float32)
+    return major[first], minor[first], counts
+
+
+@dataclass(frozen=True, slots=True)
+class PairIndex:
+    """BM25 over adjacent word pairs. A pair (a, b) of word ids has the key a × width + b;
+    its term id is the key's position in the sorted `keys`."""
+
+    keys: np.ndarray  # int64, sorted, distinct
+    width: int  # one more than the largest word id indexed
+    index: Bm25Index
+
+    @classmethod
+    def build(
+        cls, sequences: TermSequences, *, parameters: Bm25Parameters | None = None
+    ) -> PairIndex:
+        t, owner = sequences.terms.astype(np.int64), sequences.owner
+        width = int(t.max()) + 1 if len(t) else 1
+        adjacent = (t[:-1] != BREAK) & (t[1:] != BREAK) & (owner[:-1] == owner[1:])
+        keys = (t[:-1] * width + t[1:])[adjacent]
+        key, document, tf = _grouped(keys, owner[:-1][adjacent], sequences.size)
+        first = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, bool)
+        index = Bm25Index.from_sorted_postings(
+            np.cumsum(first) - 1,
+            document,
+            tf,
+            size=sequences.size,
+            vocabulary_size=int(first.sum()),
+            parameters=parameters,
+        )
+        return cls(key[first], width, index)
+
+    def query(self, word_ids: np.ndarray) -> dict[int, int]:
+        """Pair term id → how often the query has that pair, given the query's word ids in
+        order (-1 for a word the vocabulary does not know)."""
+        ids = word_ids.astype(np.int64)
+        known = (ids[:-1] >= 0) & (ids[1:] >= 0) & (ids[:-1] < self.width) & (ids[1:] < self.width)
+        keys = (ids[:-1] * self.width + ids[1:])[known]
+        if not len(self.keys) or not len(keys):
+            return {}
+        positions = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
+        found = positions[self.keys[positions] == keys]
+        return dict(Counter(found.tolist()))
+
+
 def _okapi_idf(df: np.ndarray, n: int, epsilon: float) -> np.ndarray:
     """rank-bm25's idf: log((N - df + .5) / (df + .5)), negatives → epsilon × mean idf."""
     present = df > 0
@@ -168,6 +315,7 @@ class _Snapshot:
     collection_names: tuple[str, ...]
     updated_at: np.ndarray
     titles: TitleMentions
+    pairs: PairIndex | None
 
     def allowed(self, where: ChunkFilter) -> np.ndarray | None:
         """Which index positions pass `where` (None: all of them)."""
@@ -205,6 +353,15 @@ class KeywordHits:
 
 
 @dataclass(frozen=True, slots=True)
+class _Analysed:
+    """One chunk as the index saw it: the title it was analysed with, and its term ids in
+    reading order (a TermSequences entry), one int32 per term."""
+
+    title: str
+    sequence: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
 class BuildStats:
     """What the last rebuild did: how many chunks it indexed and how many it had to analyse."""
 
@@ -212,6 +369,8 @@ class BuildStats:
     chunks: int
     analysed: int
     seconds: float
+    # What the index and its per-chunk cache hold, in MB (arrays and their entries).
+    megabytes: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +380,9 @@ class KeywordOptions:
     parameters: Bm25Parameters = field(default_factory=lambda: Bm25Parameters(k1=0.9, b=0.4))
     # The title counts this many times (a cheap BM25F): titles name what a document is about.
     title_weight: int = 2
+    # Also index adjacent word pairs (`search_pairs`). At 100k chunks the index then holds
+    # about 1.6× the memory (bench/results/retrieval_latency.md).
+    word_pairs: bool = True
     # Seconds between corpus-version checks; 0 checks before every search.
     check_interval: float = 0.0
     # Answer from the previous index while a rebuild runs (False: wait for it).
@@ -242,8 +404,7 @@ class KeywordSearch:
         self._options = options or KeywordOptions()
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25")
         self._vocabulary = Vocabulary()
-        # chunk id → (title it was analysed with, term ids, counts)
-        self._analysed: dict[int, tuple[str, np.ndarray, np.ndarray]] = {}
+        self._analysed: dict[int, _Analysed] = {}  # by chunk id
         self._snapshot: _Snapshot | None = None
         self._checked_at = float("-inf")
         self._lock = asyncio.Lock()
@@ -296,6 +457,25 @@ class KeywordSearch:
         # Not the rebuild thread: a search never waits behind a rebuild.
         return await asyncio.to_thread(score)
 
+    async def search_pairs(
+        self, words: Sequence[str], *, limit: int = 10, where: ChunkFilter = NO_FILTER
+    ) -> list[tuple[int, float]]:
+        """The best (chunk id, BM25 score) pairs by the query's adjacent word pairs, given
+        the query's words in order (`AnalysedText.words`); empty without a pair index."""
+        snapshot = await self.current()
+        if snapshot is None or snapshot.pairs is None or len(words) < 2:
+            return []
+        query = snapshot.pairs.query(self._vocabulary.known_ids(words))
+        if not query:
+            return []
+        pairs = snapshot.pairs
+
+        def score() -> list[tuple[int, float]]:
+            found = pairs.index.top(query, limit=limit, allowed=snapshot.allowed(where))
+            return [(int(snapshot.chunk_ids[i]), s) for i, s in found]
+
+        return await asyncio.to_thread(score)
+
     async def current(self) -> _Snapshot | None:
         """The index to search now, rebuilt first (or in the background) if the corpus moved."""
         now = time.monotonic()
@@ -325,7 +505,7 @@ class KeywordSearch:
             missing = [
                 cid
                 for cid, title in zip(listing.chunk_ids.tolist(), listing.titles, strict=True)
-                if self._analysed.get(cid, (None,))[0] != title
+                if (seen := self._analysed.get(cid)) is None or seen.title != title
             ]
             texts = await self._corpus.chunk_texts(missing)
             loop = asyncio.get_running_loop()
@@ -335,6 +515,7 @@ class KeywordSearch:
                 chunks=self._snapshot.index.size,
                 analysed=len(texts),
                 seconds=round(time.perf_counter() - started, 3),
+                megabytes=round(self._held_bytes(self._snapshot) / 2**20, 1),
             )
             log.info("keyword index rebuilt: %s", self.last_build)
             return True
@@ -348,25 +529,42 @@ class KeywordSearch:
     def _build(self, listing: CorpusListing, texts: dict[int, ChunkText]) -> _Snapshot:
         """Runs in the worker thread: analyse new chunks, then build the index."""
         keep = np.ones(len(listing.chunk_ids), dtype=bool)
-        analysed: dict[int, tuple[str, np.ndarray, np.ndarray]] = {}
+        analysed: dict[int, _Analysed] = {}
         for position, (cid, title) in enumerate(
             zip(listing.chunk_ids.tolist(), listing.titles, strict=True)
         ):
             entry = self._analysed.get(cid)
-            if entry is None or entry[0] != title:
+            if entry is None or entry.title != title:
                 chunk = texts.get(cid)
                 if chunk is None:  # deleted since the listing
                     keep[position] = False
                     continue
-                entry = (title, *self._vocabulary.encode(self._terms(title, chunk)))
+                entry = self._analyse(title, chunk)
             analysed[cid] = entry
         self._analysed = analysed
-        return _snapshot(listing, keep, analysed, len(self._vocabulary), self._options.parameters)
+        return _snapshot(listing, keep, analysed, len(self._vocabulary), self._options)
 
-    def _terms(self, title: str, chunk: ChunkText) -> list[str]:
-        """What BM25 sees of a chunk: its document's title, its section path, its text."""
-        titles = [title] * self._options.title_weight
-        return self._analyzer.terms("\n".join((*titles, *chunk.heading_path, chunk.text)))
+    def _held_bytes(self, snapshot: _Snapshot) -> int:
+        """Bytes of the index's arrays, the vocabulary and the per-chunk cache."""
+        arrays: list[np.ndarray] = [snapshot.index.start, snapshot.index.documents]
+        arrays.append(snapshot.index.weights)
+        if snapshot.pairs is not None:
+            pairs = snapshot.pairs
+            arrays += [pairs.keys, pairs.index.start, pairs.index.documents, pairs.index.weights]
+        cached = sum(sys.getsizeof(e) + sys.getsizeof(e.sequence) for e in self._analysed.values())
+        held = sum(a.nbytes for a in arrays) + cached + sys.getsizeof(self._analysed)
+        return held + self._vocabulary.held_bytes()
+
+    def _analyse(self, title: str, chunk: ChunkText) -> _Analysed:
+        """What BM25 sees of a chunk: its document's title (`title_weight` times), its
+        section path and its text. Word pairs are taken within each of these, not across."""
+        fields = [self._analyzer.analyse(text) for text in (title, *chunk.heading_path)]
+        fields = [fields[0]] * self._options.title_weight + fields[1:]
+        fields.append(self._analyzer.analyse(chunk.text))
+        ids = self._vocabulary.ids
+        runs = [ids(f.words) for f in fields] + [ids([t]) for f in fields for t in f.identifiers]
+        sequence = np.concatenate([np.append(run, BREAK) for run in runs])
+        return _Analysed(title, sequence.astype(np.int32))
 
 
 def _log_failure(task: asyncio.Task[bool]) -> None:
@@ -377,9 +575,9 @@ def _log_failure(task: asyncio.Task[bool]) -> None:
 def _snapshot(
     listing: CorpusListing,
     keep: np.ndarray,
-    analysed: dict[int, tuple[str, np.ndarray, np.ndarray]],
+    analysed: dict[int, _Analysed],
     vocabulary_size: int,
-    parameters: Bm25Parameters,
+    options: KeywordOptions,
 ) -> _Snapshot:
     chunk_ids = listing.chunk_ids[keep]
     sources = [s for s, k in zip(listing.sources, keep, strict=True) if k]
@@ -388,10 +586,12 @@ def _snapshot(
     collection_names, collection_codes = np.unique(
         np.array(collections, dtype=object), return_inverse=True
     )
-    index = Bm25Index.build(
-        [analysed[cid][1:] for cid in chunk_ids.tolist()],
-        vocabulary_size=vocabulary_size,
-        parameters=parameters,
+    sequences = TermSequences.of([analysed[cid].sequence for cid in chunk_ids.tolist()])
+    index = Bm25Index.from_sequences(
+        sequences, vocabulary_size=vocabulary_size, parameters=options.parameters
+    )
+    pairs = (
+        PairIndex.build(sequences, parameters=options.parameters) if options.word_pairs else None
     )
     return _Snapshot(
         version=listing.version,
@@ -406,4 +606,5 @@ def _snapshot(
         titles=TitleMentions(
             dict(zip(listing.document_ids.tolist(), listing.titles, strict=True)).items()
         ),
+        pairs=pairs,
     )

@@ -4,6 +4,9 @@ Identifiers and versions are kept whole as well as split: `error_code_42` gives 
 `error_code_42` and the words `error`, `code`, `42`; `v2.3` gives `v2.3` (plus `v2` and
 `3`). A query for the exact identifier then ranks its documents first, and a query in
 plain words still finds them. Terms with digits or underscores are never stemmed.
+
+The words also come in reading order, so keyword search can match adjacent pairs of
+them ("sick leave", "kidney diseas") as well as single terms.
 """
 
 from __future__ import annotations
@@ -38,6 +41,20 @@ class AnalyzerOptions:
     min_part_length: int = 2
 
 
+@dataclass(frozen=True, slots=True)
+class AnalysedText:
+    """A text's words (stop words dropped, stemmed) in reading order, and the compounds
+    kept whole as identifiers (`error_code_42`, `v2.3`)."""
+
+    words: list[str]
+    identifiers: list[str]
+
+    @property
+    def terms(self) -> list[str]:
+        """Every term BM25 counts, repeats kept; order carries no meaning."""
+        return self.words + self.identifiers
+
+
 class TextAnalyzer:
     """Text → terms, the same way for documents and queries."""
 
@@ -53,11 +70,14 @@ class TextAnalyzer:
 
     def terms(self, text: str) -> list[str]:
         """The terms of `text`, repeats kept (BM25 counts them); order carries no meaning."""
+        return self.analyse(text).terms
+
+    def analyse(self, text: str) -> AnalysedText:
         words: list[str] = []
         whole: list[str] = []
         for match in _CANDIDATE.finditer(text.casefold()):
             self._candidate(match.group(), words, whole)
-        return self._stem(words) + whole
+        return AnalysedText(self._stem(words), whole)
 
     def terms_of_all(self, texts: Iterable[str]) -> list[list[str]]:
         return [self.terms(text) for text in texts]

@@ -141,6 +141,32 @@ async def test_keyword_scores_can_be_scaled_by_every_match(
     assert plain.keyword == scaled.keyword and plain.fused != scaled.fused
 
 
+async def _uris(parts: tuple, ranked: list[tuple[int, float]]) -> list[str]:
+    corpus, _ = parts
+    return [h.uri for h in await corpus.hits(ranked)]
+
+
+async def test_word_pairs_join_the_fusion_at_their_weight(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    query = "deploy stops with error_code_42, cache warmed"
+    result = await retriever(pool, embedder, parts).search(query)
+    # Both runbooks say "deploy that stops with error_code_42"; one adds "cache warmed".
+    assert [uri for uri in await _uris(parts, result.pairs)] == ["deploy.md", "deploy-2026.md"]
+    expected = fuse(
+        [result.keyword, result.vector, result.pairs],
+        FusionOptions(method="zscore", weights=(1, 1, HybridOptions().pair_weight)),
+    )
+    assert [c for c, _ in result.fused] == [c for c, _ in expected]
+    without = await retriever(pool, embedder, parts, options=HybridOptions(pair_weight=0)).search(
+        query
+    )
+    assert without.pairs == [] and without.keyword == result.keyword
+    two_lists = fuse([without.keyword, without.vector], FusionOptions(method="zscore"))
+    assert [c for c, _ in without.fused] == [c for c, _ in two_lists]
+    assert [s for _, s in without.fused] != [s for _, s in result.fused]
+
+
 async def test_filters_apply_to_both_lists(
     pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
 ) -> None:
@@ -165,9 +191,9 @@ async def test_a_question_about_what_is_recent_prefers_the_newer_document(
 ) -> None:
     hybrid = retriever(pool, embedder, parts)
     now = datetime(2026, 7, 1, tzinfo=UTC)
-    plain = await hybrid.search("deploy stops with error_code_42 cache warmed", now=now)
+    plain = await hybrid.search("deploy stops with error_code_42 cache", now=now)
     assert plain.ranked[0].uri == "deploy.md"
-    recent = await hybrid.search("latest: deploy stops with error_code_42 cache warmed", now=now)
+    recent = await hybrid.search("latest: deploy stops with error_code_42 cache", now=now)
     assert recent.ranked[0].uri == "deploy-2026.md"
 
 

@@ -9,7 +9,8 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from bot.cli import main
+from agent.hybrid import HybridOptions
+from bot.cli import main, retrieval
 from bot.eval_command import EvalRequest, eval_retrieval_command
 from bot.settings import Settings
 from store.embedded import EmbeddedPostgres
@@ -61,12 +62,12 @@ async def test_bm25_can_be_scaled_over_every_match(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    request = EvalRequest(DATASET, "test", max_words=64, keyword_scale="matches")
+    request = EvalRequest(DATASET, "test", max_words=64, keyword_scale="matches", pair_weight=0)
     report = await eval_retrieval_command(
         _settings(pg_server, tmp_path), request, embedder=embedder
     )
     assert report.systems["hybrid"].summary.queries == 3
-    assert "BM25 z-scored over its matches" in capsys.readouterr().out
+    assert "BM25 z-scored over its matches, word pairs weighted 0)" in capsys.readouterr().out
 
 
 async def test_a_missing_split_names_the_splits_there(
@@ -80,3 +81,8 @@ def test_the_command_is_reachable_from_kb() -> None:
     result = CliRunner().invoke(main, ["eval", "retrieval", "--help"])
     assert result.exit_code == 0
     assert "--split" in result.output and "--json" in result.output
+    # The command's default is the product's, so a plain run measures what users get.
+    pair_weight = next(p for p in retrieval.params if p.name == "pair_weight")
+    assert (
+        pair_weight.default == HybridOptions().pair_weight == EvalRequest(DATASET, "x").pair_weight
+    )

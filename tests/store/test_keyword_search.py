@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
@@ -14,7 +15,16 @@ from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.filters import ChunkFilter
-from store.keyword_search import Bm25Index, KeywordOptions, KeywordSearch, Vocabulary
+from store.keyword_search import (
+    BREAK,
+    Bm25Index,
+    KeywordOptions,
+    KeywordSearch,
+    PairIndex,
+    TermSequences,
+    Vocabulary,
+    _grouped,
+)
 from store.text_analysis import TextAnalyzer
 
 CORPUS = [
@@ -53,6 +63,76 @@ def test_stop_words_are_dropped(analyzer: TextAnalyzer) -> None:
 def test_hyphenated_words_split_without_a_whole_term(analyzer: TextAnalyzer) -> None:
     assert analyzer.terms("state-of-the-art") == ["state", "art"]
     assert "covid-19" in analyzer.terms("COVID-19 cases")
+
+
+def test_words_come_in_reading_order_and_identifiers_apart(analyzer: TextAnalyzer) -> None:
+    analysed = analyzer.analyse("Deploy failed: Error_Code_42 in v2.3")
+    assert analysed.words == ["deploy", "fail", "error", "code", "42", "v2", "3"]
+    assert analysed.identifiers == ["error_code_42", "v2.3"]
+    assert analysed.terms == analyzer.terms("Deploy failed: Error_Code_42 in v2.3")
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "staff request annual leave",
+        "leave travel, leave travel",  # a repeated pair counts twice
+        "annual staff",  # both words are known, the pair is not
+        "quantum entanglement",
+    ],
+)
+def test_word_pair_scores_equal_rank_bm25_over_pair_tokens(
+    analyzer: TextAnalyzer, query: str
+) -> None:
+    words = [analyzer.analyse(text).words for text in CORPUS]
+    vocabulary = Vocabulary()
+    pairs = PairIndex.build(TermSequences.of([vocabulary.ids(w) for w in words]))
+    reference = BM25Okapi([_pair_tokens(w) for w in words])
+    query_words = analyzer.analyse(query).words
+    ours = pairs.index.scores(pairs.query(vocabulary.known_ids(query_words)))
+    expected = reference.get_scores(_pair_tokens(query_words))
+    assert np.allclose(ours, expected, rtol=1e-5, atol=1e-6)
+    assert (ours > 0).any() == (
+        query in ("staff request annual leave", "leave travel, leave travel")
+    )
+
+
+def test_term_sequences_index_like_term_counts(analyzer: TextAnalyzer) -> None:
+    documents = analyzer.terms_of_all(CORPUS)
+    vocabulary = Vocabulary()
+    encoded = [vocabulary.encode(terms) for terms in documents]
+    # The same terms as sequences, cut into runs by BREAKs, which only pairs heed.
+    runs = [np.insert(vocabulary.ids(terms), len(terms) // 2, BREAK) for terms in documents]
+    sequences = TermSequences.of(runs)
+    counted = Bm25Index.build(encoded, vocabulary_size=len(vocabulary))
+    sequenced = Bm25Index.from_sequences(sequences, vocabulary_size=len(vocabulary))
+    for query in ("staff leave", "error_code_42 deploy deploy", "v2.3 endpoints"):
+        terms = vocabulary.lookup(analyzer.terms(query))
+        assert np.allclose(sequenced.scores(terms), counted.scores(terms))
+    pairs = PairIndex.build(sequences)
+    assert len(pairs.index.documents) == len(  # each BREAK cuts one pair
+        {
+            (d, a, b)
+            for d, t in enumerate(runs)
+            for a, b in itertools.pairwise(t)
+            if BREAK not in (a, b)
+        }
+    )
+
+
+def test_grouping_falls_back_to_a_two_key_sort_when_packed_keys_would_overflow() -> None:
+    rng = np.random.default_rng(7)
+    major, minor = rng.integers(0, 50, 500), rng.integers(0, 9, 500)
+    packed = _grouped(major, minor, 10)
+    # A minor range this wide cannot be packed into int64 keys beside any major.
+    unpacked = _grouped(major, minor, 2**62)
+    for a, b in zip(packed, unpacked, strict=True):
+        assert np.array_equal(a, b)
+    assert packed[2].sum() == 500 and len(packed[0]) == len(set(zip(major, minor, strict=True)))
+
+
+def _pair_tokens(words: list[str]) -> list[str]:
+    return [f"{a} {b}" for a, b in itertools.pairwise(words)]
 
 
 def _index(analyzer: TextAnalyzer) -> tuple[Bm25Index, Vocabulary, BM25Okapi]:
@@ -209,6 +289,43 @@ async def test_a_scored_search_reports_the_spread_of_every_allowed_match(
     assert everything.mean == pytest.approx(np.mean(all_scores))
     assert everything.spread == pytest.approx(np.std(all_scores))
     assert (await keyword.search_scored([], limit=2)).matched == 0
+
+
+async def _pair_hits(
+    keyword: KeywordSearch, pool: asyncpg.Pool, query: str, **kwargs: object
+) -> list[str]:
+    found = await keyword.search_pairs(keyword.analyzer.analyse(query).words, **kwargs)  # type: ignore[arg-type]
+    return [h.text for h in await CorpusReader(pool).hits(found)]
+
+
+async def test_word_pairs_find_the_chunk_with_the_words_side_by_side(
+    keyword: KeywordSearch, pool: asyncpg.Pool
+) -> None:
+    # CORPUS[4] says "leave, travel"; CORPUS[0] and [1] have one of the words each.
+    assert await _pair_hits(keyword, pool, "leave and travel") == [CORPUS[4]]
+    terms = keyword.analyzer.terms("leave and travel")
+    assert len((await keyword.search_scored(terms, limit=10)).top) > 1
+    runbooks = ChunkFilter(sources=["runbooks"])
+    assert await _pair_hits(keyword, pool, "leave and travel", where=runbooks) == []
+    assert await _pair_hits(keyword, pool, "travel") == []  # one word has no pairs
+
+
+async def test_word_pairs_do_not_span_the_title_and_the_text(
+    keyword: KeywordSearch, pool: asyncpg.Pool
+) -> None:
+    # deploy.md is titled "Deploy failures" and its first chunk starts "Deploys fail".
+    found = await _pair_hits(keyword, pool, "deploy failures")  # both chunks, by the title
+    assert sorted(found) == sorted([CORPUS[2], CORPUS[3]])
+    assert await _pair_hits(keyword, pool, "failures deploys") == []
+
+
+async def test_word_pairs_can_be_left_out(pool: asyncpg.Pool, repo: DocumentRepository) -> None:
+    search = KeywordSearch(CorpusReader(pool), options=KeywordOptions(word_pairs=False))
+    try:
+        assert await _pair_hits(search, pool, "leave and travel") == []
+        assert await search.search("leave and travel")
+    finally:
+        await search.close()
 
 
 async def test_a_reindex_is_seen_and_only_new_chunks_are_analysed(
