@@ -287,7 +287,7 @@ def run(dataset: Dataset, progress: Progress) -> None:
 
     keyword_metrics = report("bm25", lambda i: keyword[i])
     vector = report("vector", lambda i: dense[i])
-    report("hybrid (default: z-score 1:1)", lambda i: zscore([keyword[i], dense[i]]))
+    report("hybrid, terms + vectors (z-score 1:1)", lambda i: zscore([keyword[i], dense[i]]))
     for w in (0.8, 0.9, 1.1, 1.2, 1.3, 1.5):
         report(f"hybrid, BM25 weight {w}", lambda i, w=w: zscore([keyword[i], dense[i]], (w, 1)))
     for depth in (50, 100, 200):
