@@ -27,9 +27,9 @@ from contextlib import aclosing
 from dataclasses import dataclass
 from datetime import datetime
 from email.utils import parsedate_to_datetime
-from urllib.robotparser import RobotFileParser
 
 import aiohttp
+from protego import Protego
 from yarl import URL
 
 from jobs.documents import (
@@ -189,7 +189,7 @@ class _Crawl:
         self._validators = validators
         self._requests = asyncio.Semaphore(settings.concurrency)
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
-        self._robots: dict[URL, RobotFileParser] = {}
+        self._robots: dict[URL, Protego] = {}
         self._robots_locks: dict[URL, asyncio.Lock] = {}
         configured = (_http_url(raw) for raw in (*settings.urls, *settings.sitemaps))
         self._hosts = {_host(url) for url in configured if url is not None}
@@ -390,18 +390,20 @@ class _Crawl:
         if not self._s.respect_robots:
             return
         rules = await self._robots_for(url.origin())
-        if not rules.can_fetch(self._s.user_agent, str(url)):
+        if not rules.can_fetch(str(url), self._s.user_agent):
             raise DocumentError(f"robots.txt of {_host(url)} does not allow fetching this {what}")
 
-    async def _robots_for(self, origin: URL) -> RobotFileParser:
+    async def _robots_for(self, origin: URL) -> Protego:
         """The origin's rules, read once per run even when many pages ask at the same time."""
         async with self._robots_locks.setdefault(origin, asyncio.Lock()):
             if origin not in self._robots:
                 self._robots[origin] = await self._read_robots(origin)
             return self._robots[origin]
 
-    async def _read_robots(self, origin: URL) -> RobotFileParser:
-        """RFC 9309: 4xx means no rules; 5xx or no answer means nothing may be fetched."""
+    async def _read_robots(self, origin: URL) -> Protego:
+        """RFC 9309: 4xx means no rules; 5xx or no answer means nothing may be fetched.
+        Protego follows RFC 9309's matching (`*` and `$` patterns, the longest rule wins),
+        which the standard library's robotparser does not."""
         try:
             status, body = await self._get_robots_txt(origin / "robots.txt")
         except aiohttp.TooManyRedirects:
@@ -409,16 +411,14 @@ class _Crawl:
         except (TimeoutError, aiohttp.ClientError) as exc:
             logger.warning("robots.txt of %s unreachable: %r", _host(origin), exc)
             status, body = 503, b""
-        rules = RobotFileParser()
         if status >= 500:
             logger.warning(
                 "robots.txt of %s: HTTP %s, fetching nothing there", _host(origin), status
             )
             self.listing_complete = False
-            rules.parse(["User-agent: *", "Disallow: /"])
-        else:  # a body only comes with a 200
-            rules.parse(body.decode("utf-8", errors="replace").splitlines())
-        return rules
+            return Protego.parse("User-agent: *\nDisallow: /\n")
+        # A body only comes with a 200.
+        return Protego.parse(body.decode("utf-8", errors="replace"))
 
     async def _get_robots_txt(self, url: URL) -> tuple[int, bytes]:
         headers = {"User-Agent": self._s.user_agent, "Accept": "text/plain"}

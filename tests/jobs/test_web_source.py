@@ -494,6 +494,30 @@ async def test_robots_txt_disallowed_pages_are_not_fetched(
     assert source.listing_complete
 
 
+async def test_robots_txt_wildcards_and_the_longest_rule_are_honoured(
+    site: FakeSite, session: aiohttp.ClientSession
+) -> None:
+    # RFC 9309: `*` matches any run of characters, `$` ends the path, and when an allow
+    # and a disallow rule both match, the longer one wins (whatever their order).
+    site.serve(
+        "/robots.txt",
+        "User-agent: *\nDisallow: /*.txt$\nDisallow: /team\nAllow: /team/handbook\n",
+        content_type="text/plain",
+    )
+    for path in ("/notes.txt", "/notes.txt.html", "/team/salaries", "/team/handbook/leave"):
+        site.serve(path, page(path, "Text."))
+    urls = [site.url(p) for p in ("/notes.txt", "/notes.txt.html")]
+    urls += [site.url(p) for p in ("/team/salaries", "/team/handbook/leave")]
+
+    items = await collect(web_source(session, urls=urls))
+
+    assert "robots.txt" in failed(items[site.url("/notes.txt")]).reason
+    assert "robots.txt" in failed(items[site.url("/team/salaries")]).reason
+    assert isinstance(items[site.url("/notes.txt.html")], SourceDocument)
+    assert isinstance(items[site.url("/team/handbook/leave")], SourceDocument)
+    assert sorted(site.paths()) == ["/notes.txt.html", "/robots.txt", "/team/handbook/leave"]
+
+
 async def test_a_robots_txt_server_error_disallows_the_host_and_marks_the_listing_incomplete(
     site: FakeSite, session: aiohttp.ClientSession
 ) -> None:
