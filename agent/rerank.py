@@ -70,10 +70,13 @@ class TitleLinkReranker:
         boosts = dict.fromkeys(
             self._titles.named_documents(query) & present, self._options.named_boost
         )
+        titles = {h.document_id: h.title for h in hits}
         linked: dict[int, float] = {}
         for hit in hits[: self._options.from_top]:
             for document_id in self._titles.named_documents(hit.text) & present:
-                if document_id != hit.document_id:
+                # A text naming its own title links nowhere, even to other documents that
+                # carry the same title (the paragraphs of one article, two "Overview" pages).
+                if titles[document_id] != hit.title:
                     linked[document_id] = max(linked.get(document_id, 0.0), hit.score)
         for document_id, score in linked.items():
             boosts[document_id] = boosts.get(document_id, 0.0) + self._options.linked_boost * score

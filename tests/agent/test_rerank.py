@@ -71,6 +71,22 @@ async def test_a_document_a_top_hit_names_gains_in_proportion_to_that_hit() -> N
     assert ranked[2].score == pytest.approx(0.5)  # named only by a hit outside the top 1
 
 
+async def test_a_text_naming_its_own_title_lifts_no_document_sharing_that_title() -> None:
+    # Three paragraphs of one article, each its own document under the article's title.
+    titles = FakeTitles({4: "Normans", 5: "Normans", 6: "Normans", 7: "Normandy"})
+    reranker = TitleLinkReranker(titles=titles, options=LinkOptions(linked_boost=0.5))
+    hits = [
+        hit(4, 0.9, "The Normans gave their name to Normandy.", title="Normans"),
+        hit(5, 0.6, "Norman architecture.", title="Normans"),
+        hit(7, 0.5, "A region in France.", title="Normandy"),
+        hit(6, 0.4, "Norman conquest.", title="Normans"),
+    ]
+    ranked = await reranker.rerank("Who ruled the region?", hits)
+    scores = {h.document_id: h.score for h in ranked}
+    assert scores[7] == pytest.approx(0.5 + 0.5 * 0.9)  # a link to another title counts
+    assert (scores[5], scores[6]) == (0.6, 0.4)  # the article's own title is no link
+
+
 async def test_links_never_add_a_document_and_ignore_a_documents_own_title() -> None:
     reranker = TitleLinkReranker(titles=TITLES)
     hits = [hit(1, 1.0, "Meet Corliss Archer is not Elsewhere."), hit(3, 0.2)]
