@@ -167,7 +167,7 @@ async def test_word_pairs_join_the_fusion_at_their_weight(
     assert [s for _, s in without.fused] != [s for _, s in result.fused]
 
 
-async def test_filters_apply_to_both_lists(
+async def test_filters_apply_to_every_list(
     pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
 ) -> None:
     only_handbook = retriever(
@@ -175,6 +175,10 @@ async def test_filters_apply_to_both_lists(
     )
     hits = await only_handbook.retrieve("error_code_42 deploy failures", limit=10)
     assert hits and {h.source for h in hits} == {"handbook"}
+    # "Deploy failures" titles both runbooks; in the handbook only laptops.md names it.
+    assert await _uris(parts, (await only_handbook.search("deploy failures")).pairs) == [
+        "laptops.md"
+    ]
     recent = retriever(
         pool,
         embedder,
