@@ -120,6 +120,15 @@ def test_term_sequences_index_like_term_counts(analyzer: TextAnalyzer) -> None:
     )
 
 
+def test_word_ids_newer_than_a_pair_index_match_nothing_there() -> None:
+    # Ids 1 and 2 pack into key 1 × 3 + 2 = 5; so would (0, 5) without the width check.
+    # Words the vocabulary learnt after the index was built have such ids.
+    pairs = PairIndex.build(TermSequences.of([np.array([1, 2]), np.array([0])]))
+    assert pairs.width == 3 and pairs.query(np.array([1, 2])) == {0: 1}
+    assert pairs.query(np.array([0, 5])) == {}
+    assert pairs.query(np.array([-1, 2])) == {}  # a word the vocabulary never saw
+
+
 def test_grouping_falls_back_to_a_two_key_sort_when_packed_keys_would_overflow() -> None:
     rng = np.random.default_rng(7)
     major, minor = rng.integers(0, 50, 500), rng.integers(0, 9, 500)
@@ -370,5 +379,6 @@ async def test_after_a_reindex_the_previous_index_answers_until_the_rebuild_is_d
         await search.refresh()  # waits for the background rebuild
         assert search.version is not None and built is not None and search.version > built
         assert [h.uri for h in await search.search("laptops")] == ["equipment.md"]
+        assert await _pair_hits(search, pool, "laptops is requested") == [CORPUS[6]]
     finally:
         await search.close()
