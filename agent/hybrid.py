@@ -4,10 +4,10 @@ One query runs the BM25 searches (single terms, and adjacent word pairs), embeds
 question and runs the vector search; the candidate lists are fused (z-score fusion by
 default: measured better than RRF on both eval sets, see
 bench/results/retrieval_eval.md), scaled to [0, 1], optionally weighted by recency, and
-handed to the reranker. `retrieve` (the `Retriever` protocol)
-returns hits in that final order with `score` = cosine similarity to the question, the
-same meaning DenseRetriever's hits have, so score floors keep working. `search` returns
-every stage, for evaluation and "why this answer?".
+handed to the reranker. `retrieve` (the `Retriever` protocol) returns hits in that final
+order with `score` = cosine similarity to the question, the same meaning DenseRetriever's
+hits have, so score floors keep working. `search` returns every stage, for evaluation and
+"why this answer?".
 """
 
 from __future__ import annotations
@@ -52,9 +52,9 @@ class HybridOptions:
     candidates: int = 100
     fusion: FusionOptions = field(default_factory=lambda: FusionOptions(method="zscore"))
     # z-scores of the BM25 list: over its candidates ("candidates") or over every matching
-    # chunk's score ("matches"). Matches lifts the fused list (+0.004 nDCG@10 on SciFact
-    # and on HotpotQA) but, after the title-link rerank, costs HotpotQA 0.003 nDCG@10 and
-    # 0.012 Hit@1 (bench/results/retrieval_eval.md), so it is not the default.
+    # chunk's score ("matches"). With word pairs on, matches lifts SciFact nDCG@10 by
+    # 0.005 but, after the title-link rerank, costs HotpotQA 0.001 nDCG@10 and 0.004 Hit@1
+    # (bench/results/keyword_scale.txt), so it is not the default.
     keyword_scale: Literal["matches", "candidates"] = "candidates"
     # Weight of the word-pair BM25 list in the fusion (terms and vectors weigh 1 each
     # unless `fusion.weights` says otherwise); 0 leaves it out. 0.2–0.5 all lifted nDCG@10
@@ -144,12 +144,11 @@ class HybridRetriever:
         vector: list[tuple[int, float]],
         pairs: list[tuple[int, float]],
     ) -> list[tuple[int, float]]:
-        """Terms, vectors and (when any matched) word pairs, fused by the configured method."""
+        """Terms, vectors and word pairs, fused by the configured method (an empty list,
+        such as the pairs of a one-word question, adds nothing to any candidate)."""
         matches = None
         if self._options.keyword_scale == "matches" and found.matched:
             matches = ScoreDistribution(mean=found.mean, spread=found.spread)
-        if not pairs:
-            return fuse([found.top, vector], self._options.fusion, distributions=[matches, None])
         weights = (*(self._options.fusion.weights or (1.0, 1.0)), self._options.pair_weight)
         return fuse(
             [found.top, vector, pairs],

@@ -510,12 +510,13 @@ class KeywordSearch:
             texts = await self._corpus.chunk_texts(missing)
             loop = asyncio.get_running_loop()
             self._snapshot = await loop.run_in_executor(self._executor, self._build, listing, texts)
+            held = await loop.run_in_executor(self._executor, self._held_bytes, self._snapshot)
             self.last_build = BuildStats(
                 version=listing.version,
                 chunks=self._snapshot.index.size,
                 analysed=len(texts),
                 seconds=round(time.perf_counter() - started, 3),
-                megabytes=round(self._held_bytes(self._snapshot) / 2**20, 1),
+                megabytes=round(held / 2**20, 1),
             )
             log.info("keyword index rebuilt: %s", self.last_build)
             return True
