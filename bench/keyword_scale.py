@@ -12,31 +12,27 @@ KB_HOME or DATABASE_URL. Each pass embeds only the queries.
 
 from __future__ import annotations
 
-import os
+from _env import REPO  # first: the environment, before numpy loads
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# isort: split
+
 
 import argparse
 import asyncio
-import sys
 from pathlib import Path
 from typing import Literal
 
 from rich.console import Console
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from agent.eval_retrieval import BeirDataset, evaluate  # noqa: E402
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever  # noqa: E402
-from agent.rerank import LinkOptions, TitleLinkReranker  # noqa: E402
-from bot.eval_command import eval_database  # noqa: E402
-from bot.settings import Settings  # noqa: E402
-from store.corpus import CorpusReader  # noqa: E402
-from store.embedding import SentenceTransformerEmbedder  # noqa: E402
-from store.keyword_search import KeywordSearch  # noqa: E402
-from store.vector_search import VectorSearch  # noqa: E402
+from agent.eval_retrieval import BeirDataset, evaluate
+from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.rerank import LinkOptions, TitleLinkReranker
+from bot.eval_command import eval_database
+from bot.settings import Settings
+from store.corpus import CorpusReader
+from store.embedding import SentenceTransformerEmbedder
+from store.keyword_search import KeywordSearch
+from store.vector_search import VectorSearch
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev"}
 SCALES: tuple[Literal["candidates", "matches"], ...] = ("candidates", "matches")

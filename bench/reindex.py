@@ -20,31 +20,20 @@ of the machine, to bench/results/reindex.md. Run from the repository root:
 
 from __future__ import annotations
 
-import os
-import sys
-from pathlib import Path
+from _env import REPO as REPO_ROOT  # first: the environment, before numpy loads
 
-# Two cores shared by numpy's BLAS and torch: let torch own them (see DESIGN.md).
-# These must be set before numpy is imported.
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("MKL_NUM_THREADS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
-
-# `python bench/reindex.py` puts bench/ on the path, not the repository root.
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+# isort: split
 
 import argparse
 import asyncio
 import logging
+import os
 import platform
 import random
 import re
 import resource
 import subprocess
+import sys
 import tempfile
 import time
 import warnings
@@ -53,6 +42,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import asyncpg
@@ -76,7 +66,6 @@ from store.documents import ChunkRecord, DocumentRecord, DocumentRepository, Sto
 from store.embedded import start_embedded_postgres
 from store.embedding import ModelIdentity, SentenceTransformerEmbedder
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
 HANDBOOK_ROOT = REPO_ROOT / "kb-data" / "handbook"
 RESULTS_FILE = REPO_ROOT / "bench" / "results" / "reindex.md"
 

@@ -18,19 +18,15 @@ recall against the exact scan.
 
 from __future__ import annotations
 
-import os
+from _env import REPO  # first: the environment, before numpy loads
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
-os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# isort: split
 
 import argparse
 import asyncio
 import json
+import os
 import platform
-import sys
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Sequence
@@ -43,22 +39,19 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from agent.fusion import FusionOptions, fuse  # noqa: E402
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever  # noqa: E402
-from agent.reading import Reader  # noqa: E402
-from agent.rerank import CrossEncoderReranker, TitleLinkReranker  # noqa: E402
-from jobs.chunking import chunk_text  # noqa: E402
-from store.corpus import CorpusReader  # noqa: E402
-from store.database import open_pool  # noqa: E402
-from store.documents import ChunkRecord, DocumentRecord, DocumentRepository  # noqa: E402
-from store.embedded import start_embedded_postgres  # noqa: E402
-from store.embedding import SentenceTransformerEmbedder, packaged_model_path  # noqa: E402
-from store.filters import ChunkFilter  # noqa: E402
-from store.keyword_search import KeywordOptions, KeywordSearch  # noqa: E402
-from store.vector_search import VectorSearch  # noqa: E402
+from agent.fusion import FusionOptions, fuse
+from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.reading import Reader
+from agent.rerank import CrossEncoderReranker, TitleLinkReranker
+from jobs.chunking import chunk_text
+from store.corpus import CorpusReader
+from store.database import open_pool
+from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
+from store.embedded import start_embedded_postgres
+from store.embedding import SentenceTransformerEmbedder, packaged_model_path
+from store.filters import ChunkFilter
+from store.keyword_search import KeywordOptions, KeywordSearch
+from store.vector_search import VectorSearch
 
 EVAL = REPO.parent / "shared" / "eval"
 OUT = REPO / "bench" / "out"

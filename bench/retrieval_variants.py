@@ -17,18 +17,15 @@ The results, and what they mean, are in bench/results/retrieval_eval.md.
 
 from __future__ import annotations
 
-import os
+from _env import REPO  # first: the environment, before numpy loads
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# isort: split
 
 import argparse
 import csv
 import json
 import math
-import sys
+import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,20 +34,17 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from agent.fusion import score_fusion  # noqa: E402
-from agent.metrics import (  # noqa: E402
+from agent.fusion import score_fusion
+from agent.metrics import (
     QueryMetrics,
     bootstrap_samples,
     paired_difference,
     query_metrics,
     summarise,
 )
-from jobs.chunking import chunk_text  # noqa: E402
-from store.embedding import packaged_model_path  # noqa: E402
-from store.keyword_search import (  # noqa: E402
+from jobs.chunking import chunk_text
+from store.embedding import packaged_model_path
+from store.keyword_search import (
     BREAK,
     Bm25Index,
     Bm25Parameters,
@@ -59,7 +53,7 @@ from store.keyword_search import (  # noqa: E402
     Vocabulary,
     top_positive,
 )
-from store.text_analysis import _PART, TextAnalyzer  # noqa: E402
+from store.text_analysis import _PART, TextAnalyzer
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev"}
 DEPTH = 100  # candidates per list, as in agent.hybrid

@@ -18,29 +18,24 @@ chosen on. Output: bench/results/word_pairs.txt.
 
 from __future__ import annotations
 
-import os
+from _env import REPO  # first: the environment, before numpy loads
 
-os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
-os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# isort: split
 
 import argparse
 import asyncio
 import json
 import shutil
-import sys
 from pathlib import Path
 
 from rich.console import Console
 
-REPO = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(REPO))
-
-from agent.eval_retrieval import EvalReport  # noqa: E402
-from agent.hybrid import HybridOptions  # noqa: E402
-from agent.metrics import bootstrap_samples, paired_difference  # noqa: E402
-from bot.eval_command import EvalRequest, eval_retrieval_command  # noqa: E402
-from bot.settings import Settings  # noqa: E402
-from store.embedding import SentenceTransformerEmbedder  # noqa: E402
+from agent.eval_retrieval import EvalReport
+from agent.hybrid import HybridOptions
+from agent.metrics import bootstrap_samples, paired_difference
+from bot.eval_command import EvalRequest, eval_retrieval_command
+from bot.settings import Settings
+from store.embedding import SentenceTransformerEmbedder
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev", "squad2": "answerable"}
 OUT = REPO / "bench" / "out" / "beir"
