@@ -1,75 +1,197 @@
-"""The answer the bot gives: claims, each a verified verbatim quote with a numbered citation."""
+"""The answer the bot gives, and what it is asked with.
+
+An answer is a list of claims, each grounded in a verbatim quote from a cited chunk
+(verified against the stored text before it is shown), plus what the run could not
+ground: the sub-questions it answered or not, the gaps, the conflicts between sources,
+why it stopped, and whether a human should take the question (`escalate`).
+
+`Answerer.answer(question, history=, scope=)` is the one call the Slack bot and the CLI
+make: `history` is the thread's earlier turns, `scope` restricts every retrieval of the
+run (the collections a channel may see).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
-from typing import Any, Protocol
+from datetime import datetime
+from typing import Any, Literal, Protocol
+
+from store.filters import NO_FILTER, ChunkFilter
+
+StopReason = Literal[
+    "enough_evidence",
+    "max_steps_reached",
+    "no_better_action",
+    "insufficient_grounding",
+    "no_retrieval_needed",
+]
+Support = Literal["strong", "partial", "weak"]
+GapReason = Literal["no_results", "too_weak", "conflict", "need_context"]
+SubQuestionStatus = Literal["answered", "partial", "missing"]
 
 
 @dataclass(frozen=True, slots=True)
-class SourceRef:
-    """A cited source, numbered in order of first citation."""
+class Citation:
+    """A cited document, numbered in order of first citation."""
 
     number: int
     title: str
     url: str | None
     uri: str
-    chunk_id: int
-    heading_path: tuple[str, ...] = ()
+    chunk_id: int  # the first chunk cited from this document
+    document_id: int
+    source: str
+    collection: str
+    section: str = ""  # the heading path of the cited chunk, " > " joined
+    updated_at: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Claim:
-    """A statement, the verbatim quote that grounds it, and the source it comes from."""
+    """A statement, the verbatim quote that grounds it, and the citation it comes from."""
 
-    text: str
+    statement: str
     quote: str
-    source: int  # SourceRef.number
-    chunk_id: int  # the chunk the quote was verified against
-    score: float
+    citation: int  # Citation.number
+    chunk_id: int  # the chunk the quote was verified against, as stored
+    sub_question: str = ""
+    support: Support = "strong"
+    score: float = 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class SubQuestion:
+    text: str
+    status: SubQuestionStatus
+    # A key sub-question left without a verified claim makes the answer escalate.
+    key: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    sub_question: str
+    reason: GapReason
+    detail: str = ""  # one plain sentence for the reader
+
+
+@dataclass(frozen=True, slots=True)
+class Conflict:
+    """Sources that disagree on one sub-question; both sides are shown, never one picked."""
+
+    sub_question: str
+    claims: tuple[int, ...]  # indexes into Answer.claims, one per side
+    newer: int | None = None  # Citation.number of the more recent side, when dates tell
+    detail: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Answer:
     question: str
-    covered: bool
     claims: tuple[Claim, ...]
-    sources: tuple[SourceRef, ...]
-    stop_reason: str
-    gaps: tuple[str, ...] = ()
+    citations: tuple[Citation, ...]
+    stop_reason: StopReason
+    # A key sub-question has no verified claim: offer to hand the question to a human.
+    escalate: bool
+    sub_questions: tuple[SubQuestion, ...] = ()
+    gaps: tuple[Gap, ...] = ()
+    conflicts: tuple[Conflict, ...] = ()
+    run_id: int | None = None
+    # What was searched for when the question was a follow-up rewritten to stand alone.
+    standalone_question: str | None = None
+    # A conversational reply when no retrieval was needed ("thanks" → "You're welcome").
+    reply: str | None = None
     rejected_claims: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
+    @property
+    def covered(self) -> bool:
+        """Whether the answer states anything grounded at all."""
+        return bool(self.claims)
+
+    def citation(self, number: int) -> Citation:
+        return next(c for c in self.citations if c.number == number)
+
     def as_dict(self) -> dict[str, Any]:
-        """The JSON shape of `kb ask --json`: claims carry their citation inline."""
-        by_number = {s.number: s for s in self.sources}
-        return {
-            "question": self.question,
-            "covered": self.covered,
-            "stop_reason": self.stop_reason,
-            "claims": [
-                {
-                    "text": c.text,
-                    "quote": c.quote,
-                    "score": round(c.score, 4),
-                    "chunk_id": c.chunk_id,
-                    "citation": {
-                        "number": c.source,
-                        "title": by_number[c.source].title,
-                        "url": by_number[c.source].url,
-                        "uri": by_number[c.source].uri,
-                    },
+        """The JSON shape of `kb ask --json` and of stored runs; each claim carries its
+        citation inline ({number, title, url, section}). `from_dict` reads it back."""
+        data = asdict(self)
+        data["covered"] = self.covered
+        by_number = {c.number: c for c in self.citations}
+        for claim in data["claims"]:
+            cited = by_number[claim["citation"]]
+            claim["citation"] = {
+                "number": cited.number,
+                "title": cited.title,
+                "url": cited.url,
+                "section": cited.section,
+            }
+        for citation in data["citations"]:
+            when = citation["updated_at"]
+            citation["updated_at"] = when.isoformat() if when else None
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Answer:
+        """An answer from its `as_dict` shape (a stored run's answer)."""
+        citations = tuple(
+            Citation(
+                **{
+                    **c,
+                    "updated_at": datetime.fromisoformat(c["updated_at"])
+                    if c.get("updated_at")
+                    else None,
                 }
-                for c in self.claims
-            ],
-            "sources": [asdict(s) for s in self.sources],
-            "gaps": list(self.gaps),
-            "rejected_claims": self.rejected_claims,
-            "timings_ms": self.timings_ms,
-        }
+            )
+            for c in data.get("citations", ())
+        )
+        claims = tuple(
+            Claim(**{**c, "citation": c["citation"]["number"]}) for c in data.get("claims", ())
+        )
+        return cls(
+            question=data["question"],
+            claims=claims,
+            citations=citations,
+            stop_reason=data["stop_reason"],
+            escalate=data["escalate"],
+            sub_questions=tuple(SubQuestion(**q) for q in data.get("sub_questions", ())),
+            gaps=tuple(Gap(**g) for g in data.get("gaps", ())),
+            conflicts=tuple(
+                Conflict(**{**c, "claims": tuple(c["claims"])}) for c in data.get("conflicts", ())
+            ),
+            run_id=data.get("run_id"),
+            standalone_question=data.get("standalone_question"),
+            reply=data.get("reply"),
+            rejected_claims=data.get("rejected_claims", 0),
+            timings_ms=dict(data.get("timings_ms", {})),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One earlier turn of the thread: the asker's message, or one of the bot's answers."""
+
+    role: Literal["user", "bot"]
+    text: str
+    claims: tuple[Claim, ...] = ()
+    citations: tuple[Citation, ...] = ()
+
+
+StepCallback = Callable[[str], Awaitable[None]]
+"""Told, in a few plain words, which step a run is on ("Searching: annual leave")."""
 
 
 class Answerer(Protocol):
-    """What the bot calls to answer a question; the one-shot path and the agent loop both fit."""
+    """What the bot and the CLI call to answer a question."""
 
-    async def answer(self, question: str) -> Answer: ...
+    async def answer(
+        self,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        scope: ChunkFilter = NO_FILTER,
+        origin: Mapping[str, str] | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Answer:
+        """Answer `question`; `origin` (channel, thread, user ids) is stored with the run."""
+        ...

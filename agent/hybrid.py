@@ -99,22 +99,29 @@ class HybridRetriever:
         self._options = options or HybridOptions()
         self._filter = search_filter
 
-    async def retrieve(self, query: str, *, limit: int = 10) -> list[ChunkHit]:
+    async def retrieve(
+        self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
+    ) -> list[ChunkHit]:
         """The best `limit` chunks, in hybrid order, scored by cosine similarity."""
-        result = await self.search(query)
+        result = await self.search(query, where=where)
         return [
             dataclasses.replace(h, score=result.similarity.get(h.chunk_id, 0.0))
             for h in result.ranked[:limit]
         ]
 
-    async def search(self, query: str, *, now: datetime | None = None) -> HybridResult:
+    async def search(
+        self, query: str, *, now: datetime | None = None, where: ChunkFilter | None = None
+    ) -> HybridResult:
+        """Every stage of one search; `where` (default: the retriever's own filter)
+        restricts all three lists."""
+        where = self._filter if where is None else where
         timings: dict[str, float] = {}
         # One after the other on purpose: BM25 scoring (numpy, this thread) running beside
         # torch's threads would oversubscribe a 2-core machine and stall the embedding.
         analysed = self._keyword.analyzer.analyse(query)
-        found, pairs = await _timed(timings, "keyword", self._keyword_candidates(analysed))
+        found, pairs = await _timed(timings, "keyword", self._keyword_candidates(analysed, where))
         keyword = found.top
-        query_vector, vector_hits = await self._vector_candidates(query, timings)
+        query_vector, vector_hits = await self._vector_candidates(query, where, timings)
         vector = [(h.chunk_id, h.score) for h in vector_hits]
         started = time.perf_counter()
         fused = _unit_scaled(self._fuse(found, vector, pairs))
@@ -129,9 +136,9 @@ class HybridRetriever:
         return HybridResult(keyword, vector, pairs, fused, hits, similarity, timings)
 
     async def _keyword_candidates(
-        self, query: AnalysedText
+        self, query: AnalysedText, where: ChunkFilter
     ) -> tuple[KeywordHits, list[tuple[int, float]]]:
-        limit, where = self._options.candidates, self._filter
+        limit = self._options.candidates
         found = await self._keyword.search_scored(query.terms, limit=limit, where=where)
         pairs = []
         if self._options.pair_weight > 0:
@@ -157,13 +164,13 @@ class HybridRetriever:
         )
 
     async def _vector_candidates(
-        self, query: str, timings: dict[str, float]
+        self, query: str, where: ChunkFilter, timings: dict[str, float]
     ) -> tuple[np.ndarray, list[ChunkHit]]:
         query_vector = (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
         hits = await _timed(
             timings,
             "vector",
-            self._vector.nearest(query_vector, limit=self._options.candidates, where=self._filter),
+            self._vector.nearest(query_vector, limit=self._options.candidates, where=where),
         )
         return query_vector, hits
 

@@ -1,23 +1,28 @@
 """The one-shot extractive answerer: retrieve once, pick the sentences that answer, verify.
 
-It is the seed of the agent loop and implements the same `Answerer` protocol. Each claim
-is a sentence quoted verbatim from a retrieved chunk; a claim is kept only if its quote
-is found again in the chunk it cites (agent/grounding.py).
+It is the seed of the agent loop and implements the same `Answerer` protocol (it ignores
+`history`; `scope` restricts its one retrieval). Each claim is a sentence quoted verbatim
+from a retrieved chunk; a claim is kept only if its quote is found again in the chunk it
+cites (agent/grounding.py). With a `RunRepository`, every run is stored.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from agent.answer import Answer, Claim, SourceRef
+from agent.answer import Answer, Citation, Claim, Gap, StepCallback, Turn
 from agent.grounding import normalise, quote_occurs
 from agent.retrieval import Retriever
 from agent.sentences import sentences
 from store.embedding import Embedder
+from store.filters import NO_FILTER, ChunkFilter
+from store.runs import RunOutcome, RunRepository, RunStart
 from store.vector_search import ChunkHit
 
 log = logging.getLogger(__name__)
@@ -44,16 +49,60 @@ class _Candidate:
 
 class OneShotAnswerer:
     def __init__(
-        self, *, retriever: Retriever, embedder: Embedder, policy: OneShotPolicy | None = None
+        self,
+        *,
+        retriever: Retriever,
+        embedder: Embedder,
+        policy: OneShotPolicy | None = None,
+        runs: RunRepository | None = None,
     ) -> None:
         self._retriever = retriever
         self._embedder = embedder
         self._policy = policy or OneShotPolicy()
+        self._runs = runs
 
-    async def answer(self, question: str) -> Answer:
+    async def answer(
+        self,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        scope: ChunkFilter = NO_FILTER,
+        origin: Mapping[str, str] | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Answer:
+        run_id = None
+        if self._runs is not None:
+            run_id = await self._runs.start(
+                RunStart(
+                    question=question,
+                    scope=_scope_json(scope),
+                    origin=origin or {},
+                    history_turns=len(history),
+                    reasoner="one-shot",
+                )
+            )
+        answer = await self._answer(question, scope)
+        if self._runs is not None and run_id is not None:
+            await self._runs.finish(
+                run_id,
+                RunOutcome(
+                    stop_reason=answer.stop_reason,
+                    escalate=answer.escalate,
+                    queries=[question],
+                    evidence_chunk_ids=[c.chunk_id for c in answer.claims],
+                    verification={
+                        "verified": len(answer.claims),
+                        "rejected": answer.rejected_claims,
+                    },
+                    answer=answer.as_dict(),
+                ),
+            )
+        return dataclasses.replace(answer, run_id=run_id)
+
+    async def _answer(self, question: str, scope: ChunkFilter) -> Answer:
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        hits = await self._retriever.retrieve(question, limit=self._policy.candidates)
+        hits = await self._retriever.retrieve(question, limit=self._policy.candidates, where=scope)
         timings["retrieve"] = _ms_since(started)
         # Hybrid order can put a keyword match first; coverage is judged on meaning.
         if not hits or max(h.score for h in hits) < self._policy.chunk_floor:
@@ -103,7 +152,7 @@ class OneShotAnswerer:
 
 
 def _grounded_answer(question: str, chosen: list[_Candidate], timings: dict[str, float]) -> Answer:
-    sources: dict[int, SourceRef] = {}
+    citations: dict[int, Citation] = {}
     claims: list[Claim] = []
     rejected = 0
     for candidate in chosen:
@@ -112,23 +161,40 @@ def _grounded_answer(question: str, chosen: list[_Candidate], timings: dict[str,
             rejected += 1
             log.warning("dropped a claim whose quote is not in chunk %d", hit.chunk_id)
             continue
-        ref = sources.setdefault(
-            hit.document_id,
-            SourceRef(
-                len(sources) + 1, hit.title, hit.url, hit.uri, hit.chunk_id, hit.heading_path
-            ),
-        )
+        cited = citations.setdefault(hit.document_id, _citation(len(citations) + 1, hit))
         claims.append(
-            Claim(candidate.text, candidate.text, ref.number, hit.chunk_id, candidate.score)
+            Claim(
+                statement=candidate.text,
+                quote=candidate.text,
+                citation=cited.number,
+                chunk_id=hit.chunk_id,
+                sub_question=question,
+                score=candidate.score,
+            )
         )
     return Answer(
         question=question,
-        covered=bool(claims),
         claims=tuple(claims),
-        sources=tuple(sources.values()),
+        citations=tuple(citations.values()),
         stop_reason="enough_evidence" if claims else "insufficient_grounding",
+        escalate=not claims,
         rejected_claims=rejected,
         timings_ms=timings,
+    )
+
+
+def _citation(number: int, hit: ChunkHit) -> Citation:
+    return Citation(
+        number=number,
+        title=hit.title,
+        url=hit.url,
+        uri=hit.uri,
+        chunk_id=hit.chunk_id,
+        document_id=hit.document_id,
+        source=hit.source,
+        collection=hit.collection,
+        section=" > ".join(hit.heading_path),
+        updated_at=hit.updated_at,
     )
 
 
@@ -136,15 +202,27 @@ def _not_covered(question: str, hits: list[ChunkHit], timings: dict[str, float])
     best = f"{hits[0].score:.2f}" if hits else "none"
     return Answer(
         question=question,
-        covered=False,
         claims=(),
-        sources=(),
+        citations=(),
         stop_reason="insufficient_grounding",
+        escalate=True,
         gaps=(
-            f"nothing in the knowledge base is close enough to the question (best match {best})",
+            Gap(
+                sub_question=question,
+                reason="too_weak" if hits else "no_results",
+                detail="nothing in the knowledge base is close enough to the question "
+                f"(best match {best})",
+            ),
         ),
         timings_ms=timings,
     )
+
+
+def _scope_json(scope: ChunkFilter) -> dict[str, object]:
+    return {
+        "sources": list(scope.sources) if scope.sources is not None else None,
+        "collections": list(scope.collections) if scope.collections is not None else None,
+    }
 
 
 def _ms_since(started: float) -> float:

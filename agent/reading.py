@@ -39,6 +39,7 @@ class Passage:
     url: str | None
     uri: str
     source: str
+    collection: str
     heading_path: tuple[str, ...]
     char_start: int
     char_end: int
@@ -146,6 +147,7 @@ def _passage(span: _Span, texts: dict[int, str]) -> Passage:
         url=hit.url,
         uri=hit.uri,
         source=hit.source,
+        collection=hit.collection,
         heading_path=hit.heading_path,
         char_start=span.start,
         char_end=span.end,

@@ -1,4 +1,5 @@
-"""Retrievers: turn a query into scored chunks. Dense (pgvector) for now; hybrid comes next."""
+"""Retrievers: turn a query into scored chunks. `DenseRetriever` is pgvector alone; the
+product uses `agent.hybrid.HybridRetriever`, which fits the same protocol."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from store.vector_search import ChunkHit, VectorSearch
 
 
 class Retriever(Protocol):
-    async def retrieve(self, query: str, *, limit: int = 10) -> list[ChunkHit]: ...
+    async def retrieve(
+        self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
+    ) -> list[ChunkHit]:
+        """The best `limit` chunks for `query`; `where` (default: the retriever's own
+        filter) restricts them."""
+        ...
 
 
 class DenseRetriever:
@@ -33,8 +39,9 @@ class DenseRetriever:
     async def embed_query(self, query: str) -> np.ndarray:
         return (await self._embedder.embed_batch([query]))[0]
 
-    async def retrieve(self, query: str, *, limit: int = 10) -> list[ChunkHit]:
+    async def retrieve(
+        self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
+    ) -> list[ChunkHit]:
         vector = await self.embed_query(query)
-        return await self._search.nearest(
-            vector, limit=limit, where=ChunkFilter(sources=self._sources)
-        )
+        where = ChunkFilter(sources=self._sources) if where is None else where
+        return await self._search.nearest(vector, limit=limit, where=where)

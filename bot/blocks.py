@@ -24,14 +24,14 @@ def _plain_links(text: str) -> str:
 def answer_blocks(answer: Answer) -> list[dict[str, Any]]:
     """Block Kit for one answer: a section per claim, then the sources as context."""
     if not answer.covered:
-        gap = "; ".join(answer.gaps) or "no grounded evidence"
+        gap = "; ".join(g.detail or g.sub_question for g in answer.gaps) or "no grounded evidence"
         return [_section(f"{NOT_COVERED}\n_What is missing:_ {gap}")]
     blocks = [
-        _section(f"> {_slack_links(claim.quote)} [{claim.source}]") for claim in answer.claims
+        _section(f"> {_slack_links(claim.quote)} [{claim.citation}]") for claim in answer.claims
     ]
     sources = [
         f"[{s.number}] <{s.url}|{s.title}>" if s.url else f"[{s.number}] {s.title}"
-        for s in answer.sources
+        for s in answer.citations
     ]
     blocks.append({"type": "context", "elements": [{"type": "mrkdwn", "text": "\n".join(sources)}]})
     return blocks
@@ -45,10 +45,10 @@ def answer_text(answer: Answer) -> str:
     """The same answer as terminal text: quotes with [n] citations, then Sources."""
     if not answer.covered:
         lines = [NOT_COVERED]
-        lines += [f"  Missing: {gap}" for gap in answer.gaps]
+        lines += [f"  Missing: {gap.detail or gap.sub_question}" for gap in answer.gaps]
         lines.append("  Try other words, or ask the people who own the topic.")
         return "\n".join(lines)
-    lines = [f"• “{_plain_links(claim.quote)}” [{claim.source}]" for claim in answer.claims]
+    lines = [f"• “{_plain_links(claim.quote)}” [{claim.citation}]" for claim in answer.claims]
     lines += ["", "Sources:"]
-    lines += [f"  [{s.number}] {s.title} — {s.url or s.uri}" for s in answer.sources]
+    lines += [f"  [{s.number}] {s.title} — {s.url or s.uri}" for s in answer.citations]
     return "\n".join(lines)

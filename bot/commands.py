@@ -129,6 +129,7 @@ async def ask_command(settings: Settings, question: str, *, as_json: bool, block
         click.echo(json.dumps(answer.as_dict(), indent=2))
         return
     click.echo(answer_text(answer))
+    console.print(f"[dim]run {answer.run_id}[/]")
     if blocks:
         click.echo(json.dumps({"blocks": answer_blocks(answer)}, indent=2))
 

@@ -24,6 +24,7 @@ from store.embedding import SentenceTransformerEmbedder
 from store.filters import ChunkFilter
 from store.index_runs import IndexRunRepository
 from store.keyword_search import KeywordSearch
+from store.runs import RunRepository
 from store.vector_search import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -74,7 +75,12 @@ class Runtime:
         )
 
     def answerer(self) -> OneShotAnswerer:
-        return OneShotAnswerer(retriever=self.hybrid_retriever(), embedder=self.embedder)
+        """The answer path the CLI and the bot call (every run stored in agent_runs)."""
+        return OneShotAnswerer(
+            retriever=self.hybrid_retriever(),
+            embedder=self.embedder,
+            runs=RunRepository(self.pool),
+        )
 
 
 @asynccontextmanager

@@ -30,7 +30,7 @@ ORDER BY c.id
 
 _HITS_SQL = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, {UPDATED_AT} AS updated_at
+       d.title, d.url, d.uri, s.name AS source, s.collection, {UPDATED_AT} AS updated_at
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN sources s ON s.id = d.source_id
@@ -39,7 +39,7 @@ WHERE c.id = ANY($1::bigint[])
 
 _HITS_WITH_SIMILARITY_SQL = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, {UPDATED_AT} AS updated_at,
+       d.title, d.url, d.uri, s.name AS source, s.collection, {UPDATED_AT} AS updated_at,
        1 - (c.embedding <=> $2) AS similarity
 FROM chunks c
 JOIN documents d ON d.id = c.document_id

@@ -29,11 +29,14 @@ class ChunkHit:
     score: float
     # When the document last changed (the source's date, else the index time), if known.
     updated_at: datetime | None = None
+    # The collection of the chunk's source: what per-channel access control filters on.
+    collection: str = "default"
 
 
 SEARCH_SQL = """
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, 1 - (c.embedding <=> $1) AS score,
+       d.title, d.url, d.uri, s.name AS source, s.collection,
+       1 - (c.embedding <=> $1) AS score,
        coalesce(d.source_updated_at, d.updated_at) AS updated_at
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
@@ -49,7 +52,8 @@ LIMIT $2
 _UPDATED_AT = "coalesce(d.source_updated_at, d.updated_at)"
 _FILTERED_SELECT = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, 1 - (c.embedding <=> $1) AS score,
+       d.title, d.url, d.uri, s.name AS source, s.collection,
+       1 - (c.embedding <=> $1) AS score,
        {_UPDATED_AT} AS updated_at
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
@@ -128,4 +132,5 @@ def chunk_hit(row: asyncpg.Record, *, score: float) -> ChunkHit:
         source=row["source"],
         score=score,
         updated_at=row.get("updated_at"),
+        collection=row.get("collection") or "default",
     )

@@ -32,8 +32,8 @@ async def test_the_bundled_handbook_answers_with_verified_quotes_and_live_urls(
         answerer = runtime.answerer()
         leave = await answerer.answer("How do I request leave?")
         assert leave.covered and leave.claims
-        assert all(s.url and s.url.startswith(SITE) for s in leave.sources)
-        assert any("leave" in (s.url or "") or "hrlinks" in (s.url or "") for s in leave.sources)
+        assert all(s.url and s.url.startswith(SITE) for s in leave.citations)
+        assert any("leave" in (s.url or "") or "hrlinks" in (s.url or "") for s in leave.citations)
         assert any("leave" in c.quote.lower() for c in leave.claims)
         for claim in leave.claims:
             chunk = await runtime.pool.fetchval(

@@ -1,0 +1,24 @@
+-- One row per answer run: what was asked and within which scope, every step with its
+-- latency, the queries run, the evidence read, what verification kept or dropped, how
+-- the run stopped, and the answer given. "Why did it say that?" is one row.
+CREATE TABLE agent_runs (
+    id                  bigserial PRIMARY KEY,
+    created_at          timestamptz NOT NULL DEFAULT now(),
+    finished_at         timestamptz,
+    status              text NOT NULL DEFAULT 'running',  -- running, finished, failed
+    question            text NOT NULL,
+    scope               jsonb NOT NULL DEFAULT '{}',
+    -- Where the question came from (channel, thread, user ids), for the bot's own use.
+    origin              jsonb NOT NULL DEFAULT '{}',
+    history_turns       integer NOT NULL DEFAULT 0,
+    reasoner            text NOT NULL DEFAULT '',
+    stop_reason         text,
+    escalate            boolean,
+    steps               jsonb NOT NULL DEFAULT '[]',
+    queries             jsonb NOT NULL DEFAULT '[]',
+    evidence_chunk_ids  bigint[] NOT NULL DEFAULT '{}',
+    verification        jsonb NOT NULL DEFAULT '{}',
+    answer              jsonb,
+    error               text
+);
+CREATE INDEX agent_runs_created_at_idx ON agent_runs (created_at);

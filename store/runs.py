@@ -1,0 +1,127 @@
+"""The agent_runs table: one row per answer run, written at its start and at its end.
+
+The store keeps runs as plain JSON-shaped values (it knows nothing of the agent's
+types): the agent writes them, and "why this answer?" (CLI or Slack) reads them back.
+A run is started before any work so a crash leaves a `running` row, not nothing.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+import asyncpg
+
+
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    question: str
+    scope: Mapping[str, Any] = field(default_factory=dict)
+    origin: Mapping[str, str] = field(default_factory=dict)
+    history_turns: int = 0
+    reasoner: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class RunOutcome:
+    stop_reason: str
+    escalate: bool
+    # One {action, input, output, latency_ms} mapping per step, in order.
+    steps: Sequence[Mapping[str, Any]] = ()
+    queries: Sequence[str] = ()
+    evidence_chunk_ids: Sequence[int] = ()
+    # What the grounding check kept and dropped ({verified, rejected, dropped: [...]}).
+    verification: Mapping[str, Any] = field(default_factory=dict)
+    answer: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class StoredRun:
+    id: int
+    created_at: datetime
+    finished_at: datetime | None
+    status: str  # running, finished, failed
+    question: str
+    scope: dict[str, Any]
+    origin: dict[str, str]
+    history_turns: int
+    reasoner: str
+    stop_reason: str | None
+    escalate: bool | None
+    steps: list[dict[str, Any]]
+    queries: list[str]
+    evidence_chunk_ids: list[int]
+    verification: dict[str, Any]
+    answer: dict[str, Any] | None
+    error: str | None
+
+
+class RunRepository:
+    def __init__(self, pool: asyncpg.Pool) -> None:
+        self._pool = pool
+
+    async def start(self, run: RunStart) -> int:
+        return await self._pool.fetchval(
+            """INSERT INTO agent_runs (question, scope, origin, history_turns, reasoner)
+               VALUES ($1, $2, $3, $4, $5) RETURNING id""",
+            run.question,
+            json.dumps(dict(run.scope), default=str),
+            json.dumps(dict(run.origin)),
+            run.history_turns,
+            run.reasoner,
+        )
+
+    async def finish(self, run_id: int, outcome: RunOutcome) -> None:
+        await self._pool.execute(
+            """UPDATE agent_runs SET status = 'finished', finished_at = now(), stop_reason = $2,
+                      escalate = $3, steps = $4, queries = $5, evidence_chunk_ids = $6,
+                      verification = $7, answer = $8
+               WHERE id = $1""",
+            run_id,
+            outcome.stop_reason,
+            outcome.escalate,
+            json.dumps(list(outcome.steps), default=str),
+            json.dumps(list(outcome.queries)),
+            list(outcome.evidence_chunk_ids),
+            json.dumps(dict(outcome.verification), default=str),
+            json.dumps(dict(outcome.answer), default=str),
+        )
+
+    async def fail(self, run_id: int, *, error: str) -> None:
+        """The run raised: keep what is known and the error's one-line summary."""
+        await self._pool.execute(
+            """UPDATE agent_runs SET status = 'failed', finished_at = now(), error = $2
+               WHERE id = $1""",
+            run_id,
+            error,
+        )
+
+    async def get(self, run_id: int) -> StoredRun | None:
+        row = await self._pool.fetchrow("SELECT * FROM agent_runs WHERE id = $1", run_id)
+        return _stored(row) if row else None
+
+
+def _stored(row: asyncpg.Record) -> StoredRun:
+    answer = row["answer"]
+    return StoredRun(
+        id=row["id"],
+        created_at=row["created_at"],
+        finished_at=row["finished_at"],
+        status=row["status"],
+        question=row["question"],
+        scope=json.loads(row["scope"]),
+        origin=json.loads(row["origin"]),
+        history_turns=row["history_turns"],
+        reasoner=row["reasoner"],
+        stop_reason=row["stop_reason"],
+        escalate=row["escalate"],
+        steps=json.loads(row["steps"]),
+        queries=json.loads(row["queries"]),
+        evidence_chunk_ids=list(row["evidence_chunk_ids"]),
+        verification=json.loads(row["verification"]),
+        answer=json.loads(answer) if answer is not None else None,
+        error=row["error"],
+    )
