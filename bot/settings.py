@@ -18,7 +18,8 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     """Everything configurable. Environment variable names are given in the README."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # Empty counts as unset: docker compose passes `${VAR:-}` as an empty string.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     kb_home: Path = Field(default_factory=_default_home, validation_alias="KB_HOME")
     database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
