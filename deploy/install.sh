@@ -95,11 +95,14 @@ say "installing $torch_req${torch_index:+ from $torch_index}"
 "${pip[@]}" install "$torch_req" ${torch_index:+--index-url "$torch_index"}
 say "installing $(basename "$wheel") and its dependencies"
 "${pip[@]}" install "$wheel"
+# pip leaves an installed slack-kb of the same version alone; a rerun must install this build.
+"${pip[@]}" install --no-deps --force-reinstall "$wheel"
 "$prefix/bin/python" -m pip check >/dev/null
 
 # --- 3. check the install, offline, from outside any source tree --------------------------
 cd "$scratch"
-HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 "$prefix/bin/python" -I - <<'EOF'
+HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 HF_HUB_DISABLE_PROGRESS_BARS=1 \
+    "$prefix/bin/python" -I - <<'EOF'
 import asyncio, sys
 from pathlib import Path
 
