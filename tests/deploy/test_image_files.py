@@ -92,9 +92,10 @@ def test_no_secret_is_set_in_the_image() -> None:
             assert not re.search(r"TOKEN|SECRET|PASSWORD|API_KEY", rest), rest
 
 
-def test_the_build_context_leaves_out_env_files_and_local_state() -> None:
+def test_the_build_context_and_git_leave_out_env_files_and_local_state() -> None:
     ignored = (REPO / ".dockerignore").read_text().split()
     assert {".env", ".env.*", ".git", ".venv", "sources.toml"} <= set(ignored)
+    assert {".env", "/sources.toml"} <= set((REPO / ".gitignore").read_text().split())
 
 
 def healthcheck_command() -> str:
