@@ -28,7 +28,8 @@ ENV PATH=/opt/slack-kb/bin:$PATH \
     KB_HOST=0.0.0.0 \
     KB_PORT=3000
 
-USER kb
+# Numeric, so an orchestrator can verify the user is not root (Kubernetes' runAsNonRoot).
+USER 10001:10001
 WORKDIR /home/kb
 VOLUME ["/data"]
 EXPOSE 3000
@@ -36,6 +37,6 @@ EXPOSE 3000
 # 200 from /healthz or the container is unhealthy (urllib: the slim image has no curl).
 # The start period covers loading the model and, without DATABASE_URL, starting Postgres.
 HEALTHCHECK --interval=30s --timeout=10s --start-period=120s --retries=3 \
-    CMD python -c "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('KB_PORT', '3000') + '/healthz', timeout=8)"
+    CMD ["python", "-c", "import os, urllib.request; urllib.request.urlopen('http://127.0.0.1:' + os.environ.get('KB_PORT', '3000') + '/healthz', timeout=8)"]
 
 CMD ["kb", "serve"]
