@@ -18,7 +18,8 @@ RUN --mount=type=bind,source=.,target=/src \
     --mount=type=cache,target=/root/.cache/pip \
     TORCH_INDEX_URL="$TORCH_INDEX_URL" bash /src/deploy/install.sh /opt/slack-kb /src
 
-RUN useradd --system --uid 10001 --user-group --create-home --home-dir /home/kb kb \
+RUN groupadd --system --gid 10001 kb \
+    && useradd --system --uid 10001 --gid kb --create-home --home-dir /home/kb kb \
     && mkdir /data && chown kb:kb /data
 
 ENV PATH=/opt/slack-kb/bin:$PATH \

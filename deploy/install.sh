@@ -92,8 +92,10 @@ print(match[1].replace(" ", ""))
 EOF
 )"
 say "installing $torch_req${torch_index:+ from $torch_index}"
-"${pip[@]}" install "$torch_req" ${torch_index:+--index-url "$torch_index"}
-say "installing $(basename "$wheel") and its dependencies"
+# Only torch itself from that index; its dependencies come with the wheel's, from the usual
+# indexes, so nothing else depends on what the torch index happens to mirror.
+"${pip[@]}" install --no-deps "$torch_req" ${torch_index:+--index-url "$torch_index"}
+say "installing $(basename "$wheel") and its dependencies (torch's too)"
 "${pip[@]}" install "$wheel"
 # pip leaves an installed slack-kb of the same version alone; a rerun must install this build.
 "${pip[@]}" install --no-deps --force-reinstall "$wheel"

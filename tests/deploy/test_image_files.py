@@ -73,7 +73,8 @@ def test_the_server_runs_as_a_numeric_non_root_user_after_every_install_step() -
     # Numeric, so Kubernetes' runAsNonRoot can check it; the user the image creates.
     assert uid.isdigit() and int(uid) != 0 and gid.isdigit() and int(gid) != 0
     assert keywords.index("USER") > max(i for i, kw in enumerate(keywords) if kw == "RUN")
-    assert any(f"useradd --system --uid {uid} " in r for r in run_lines())
+    assert any(f"groupadd --system --gid {gid} kb " in r for r in run_lines())
+    assert any(f"useradd --system --uid {uid} --gid kb " in r for r in run_lines())
 
 
 def test_the_command_is_kb_serve_listening_on_all_interfaces_with_kb_home_on_a_volume() -> None:
