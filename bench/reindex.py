@@ -56,6 +56,7 @@ from rich.progress import (
     TimeRemainingColumn,
 )
 
+from bot.sample_kb import handbook_root
 from jobs.chunking import chunk_text
 from jobs.directory import handbook_source
 from jobs.documents import SourceDocument, StaticSource
@@ -66,7 +67,7 @@ from store.documents import ChunkRecord, DocumentRecord, DocumentRepository, Sto
 from store.embedded import start_embedded_postgres
 from store.embedding import ModelIdentity, SentenceTransformerEmbedder
 
-HANDBOOK_ROOT = REPO_ROOT / "kb-data" / "handbook"
+HANDBOOK_ROOT = handbook_root()
 RESULTS_FILE = REPO_ROOT / "bench" / "results" / "reindex.md"
 
 # The embedder's default `encode` batch size, which the raw baseline uses too.

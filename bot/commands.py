@@ -135,10 +135,13 @@ async def ask_command(settings: Settings, question: str, *, as_json: bool, block
 
 
 async def demo_command(settings: Settings, questions: Sequence[str], *, interactive: bool) -> None:
+    handbook = handbook_config(settings)
     async with open_runtime(settings) as runtime:
         console.print(f"[dim]database: {runtime.database}[/]")
-        outcome = await reindex(runtime, [handbook_config(settings)], base_dir=Path.cwd())
+        outcome = await reindex(runtime, [handbook], base_dir=Path.cwd())
         print_outcome(outcome)
+        if outcome.errors:
+            raise click.ClickException("the demo knowledge base could not be indexed (above)")
         answerer = runtime.answerer()
         for question in questions:
             click.echo(f"\n? {question}")

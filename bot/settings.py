@@ -8,7 +8,7 @@ import platformdirs
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from bot.sample_kb import handbook_root
 
 
 def _default_home() -> Path:
@@ -18,15 +18,14 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     """Everything configurable. Environment variable names are given in the README."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # Empty counts as unset: docker compose passes `${VAR:-}` as an empty string.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     kb_home: Path = Field(default_factory=_default_home, validation_alias="KB_HOME")
     database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
     embedding_model: str | None = Field(default=None, validation_alias="KB_EMBEDDING_MODEL")
     torch_threads: int | None = Field(default=None, validation_alias="KB_TORCH_THREADS")
-    sample_kb: Path = Field(
-        default=REPO_ROOT / "kb-data" / "handbook", validation_alias="KB_SAMPLE_KB"
-    )
+    sample_kb: Path = Field(default_factory=handbook_root, validation_alias="KB_SAMPLE_KB")
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
     reranker_model: str | None = Field(default=None, validation_alias="KB_RERANKER_MODEL")

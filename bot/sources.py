@@ -7,16 +7,25 @@ from pathlib import Path
 from bot.settings import Settings
 from jobs.config import SourceConfig, load_sources
 from jobs.directory import HANDBOOK_URL
+from jobs.errors import SourceConfigError
 
 
 def handbook_config(settings: Settings) -> SourceConfig:
-    """The bundled TTS Handbook, indexed when no sources file exists."""
+    """The bundled TTS Handbook (or KB_SAMPLE_KB), indexed when no sources file exists."""
+    root = settings.sample_kb
+    if not root.is_dir():
+        # Checked here, before any server starts: indexing a missing folder would only
+        # log the failure and leave the demo answering from an empty knowledge base.
+        raise SourceConfigError(
+            f"KB_SAMPLE_KB is {str(root)!r}, which is not a folder; point it at a folder "
+            "holding pages/, or unset it to use the bundled handbook"
+        )
     return SourceConfig(
         name="handbook",
         kind="directory",
         collection="handbook",
         settings={
-            "root": str(settings.sample_kb),
+            "root": str(root),
             "include": ["pages/**/*.md"],
             "url_style": "eleventy",
             "base_url": HANDBOOK_URL,

@@ -8,7 +8,7 @@ A TOML file with one `[[source]]` table per source:
     collection = "handbook"        # what per-channel access control filters on
     every = "1h"                   # or: cron = "0 6 * * 1-5" (UTC)
     [source.settings]              # passed to the source (see jobs/sources.py)
-    root = "kb-data/handbook"
+    root = "docs/handbook"         # relative to the sources file's folder
 """
 
 from __future__ import annotations

@@ -212,7 +212,7 @@ def _with_title_heading(title: str, text: str) -> str:
 
 
 def handbook_source(root: Path) -> DirectorySource:
-    """The bundled TTS Handbook snapshot (`kb-data/handbook`): its pages, with public URLs."""
+    """The bundled TTS Handbook snapshot (`bot/sample_kb/handbook`): its pages, with public URLs."""
     return DirectorySource(
         name="handbook",
         root=root,

@@ -1,4 +1,4 @@
-"""Markdown pages in the Eleventy handbook dialect (see kb-data/handbook/SOURCE.md).
+"""Markdown pages in the Eleventy handbook dialect (see bot/sample_kb/handbook/SOURCE.md).
 
 A page is YAML front matter, then Markdown with Liquid shortcodes and inline HTML.
 The conversion runs the site's own pipeline in miniature: Liquid shortcodes are

@@ -67,3 +67,18 @@ async def test_help_answers_without_loading_the_model() -> None:
     assert "index" in result.stdout and "ask" in result.stdout
     assert "sentence_transformers" not in result.stderr
     assert "torch" not in result.stderr.split()
+
+
+async def test_demo_with_a_missing_sample_kb_fails_with_one_line_before_starting_anything(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-handbook"
+    env = {"KB_SAMPLE_KB": str(missing), "KB_HOME": str(tmp_path / "home")}
+    result = kb("demo", "--no-prompt", env=env, timeout=60)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: KB_SAMPLE_KB is") and str(missing) in lines[0]
+    assert "unset it to use the bundled handbook" in lines[0]
+    assert result.stdout == ""  # no sample question was answered from an empty index
+    assert not (tmp_path / "home" / "postgres").exists()  # no database was started

@@ -1,4 +1,4 @@
-"""The handbook's Markdown dialect, checked on real pages from kb-data/handbook/pages."""
+"""The handbook's Markdown dialect, checked on real pages from bot/sample_kb/handbook/pages."""
 
 from __future__ import annotations
 
