@@ -5,22 +5,22 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.settings import Settings
-from jobs.config import SourceConfig, load_sources
-from jobs.directory import HANDBOOK_URL
+from jobs.config import DirectorySettings, DirectorySourceConfig, SourceConfig, load_sources
+from jobs.directory import HANDBOOK_SLACK, HANDBOOK_URL
 
 
 def handbook_config(settings: Settings) -> SourceConfig:
     """The bundled TTS Handbook, indexed when no sources file exists."""
-    return SourceConfig(
+    return DirectorySourceConfig(
         name="handbook",
-        kind="directory",
         collection="handbook",
-        settings={
-            "root": str(settings.sample_kb),
-            "include": ["pages/**/*.md"],
-            "url_style": "eleventy",
-            "base_url": HANDBOOK_URL,
-        },
+        settings=DirectorySettings(
+            root=str(settings.sample_kb),
+            include=["pages/**/*.md"],
+            url_style="eleventy",
+            base_url=HANDBOOK_URL,
+            slack_workspace_url=HANDBOOK_SLACK,
+        ),
     )
 
 
@@ -32,9 +32,28 @@ def configured_sources(settings: Settings) -> tuple[list[SourceConfig], Path]:
     return [handbook_config(settings)], Path.cwd()
 
 
+async def check_sources(settings: Settings) -> None:
+    """`kb sources --check`: the sources file is valid and every folder root exists."""
+    import click
+
+    from jobs.errors import SourceConfigError
+
+    configs, base_dir = configured_sources(settings)
+    for config in configs:
+        if isinstance(config, DirectorySourceConfig):
+            root = base_dir / config.settings.root
+            if not root.is_dir():
+                raise SourceConfigError(
+                    f"{settings.sources_path}: source {config.name!r}: settings.root: {root} "
+                    "is not a folder"
+                )
+    origin = settings.sources_path if settings.sources_path.exists() else "built-in default"
+    click.echo(f"ok: {len(configs)} source(s) in {origin}")
+
+
 def folder_config(path: Path, *, name: str | None, url_template: str | None) -> SourceConfig:
     """An ad-hoc source for `kb index PATH`."""
-    settings: dict[str, object] = {"root": str(path.resolve())}
-    if url_template:
-        settings["url_template"] = url_template
-    return SourceConfig(name=name or path.resolve().name, kind="directory", settings=settings)
+    return DirectorySourceConfig(
+        name=name or path.resolve().name,
+        settings=DirectorySettings(root=str(path.resolve()), url_template=url_template),
+    )
