@@ -82,10 +82,12 @@ def print_report(report: IndexReport) -> None:
         f"{report.documents_failed} failed; chunks {report.chunks_embedded} embedded, "
         f"{report.chunks_reused} reused, {report.chunks_deleted} deleted"
     )
+    for change in report.changes:
+        console.print(f"  would be {change['change']}: {change['uri']}", markup=False)
     for failure in report.failures:
-        console.print(f"  [yellow]skipped[/] {failure['uri']}: {failure['reason']}")
+        console.print(f"  skipped {failure['uri']}: {failure['reason']}", markup=False)
     for warning in report.warnings:
-        console.print(f"  [yellow]warning[/] {warning}")
+        console.print(f"  warning: {warning}", markup=False)
 
 
 def outcome_json(outcome: ReindexOutcome) -> Any:
@@ -123,8 +125,8 @@ async def index_command(
 async def ask_command(settings: Settings, question: str, *, as_json: bool, blocks: bool) -> None:
     async with open_runtime(settings) as runtime:
         await _ensure_indexed(runtime)
-        await runtime.documents.check_model(runtime.embedder.identity)
-        answer = await runtime.answerer().answer(question)
+        answerer = runtime.answerer(await runtime.query_embedder())
+        answer = await answerer.answer(question)
     if as_json:
         click.echo(json.dumps(answer.as_dict(), indent=2))
         return
@@ -138,7 +140,7 @@ async def demo_command(settings: Settings, questions: Sequence[str], *, interact
         console.print(f"[dim]database: {runtime.database}[/]")
         outcome = await reindex(runtime, [handbook_config(settings)], base_dir=Path.cwd())
         print_outcome(outcome)
-        answerer = runtime.answerer()
+        answerer = runtime.answerer(await runtime.query_embedder())
         for question in questions:
             click.echo(f"\n? {question}")
             click.echo(answer_text(await answerer.answer(question)))
@@ -226,15 +228,18 @@ async def _until_signalled() -> None:
 
 
 async def status_command(settings: Settings) -> None:
-    from store.embedding_space import stored_model
+    from store.embedding_space import label
 
     async with open_runtime(settings) as runtime:
         counts = await runtime.documents.counts()
-        async with runtime.pool.acquire() as conn:
-            model = await stored_model(conn)
+        space = runtime.documents.embedding_space()
+        model, building = await space.active(), await space.next()
     click.echo(f"KB_HOME:   {settings.kb_home}")
     click.echo(f"database:  {runtime.database}")
-    click.echo(f"model:     {model.name + f' ({model.dimension} dims)' if model else 'none yet'}")
+    click.echo(f"pgvector:  {runtime.pgvector.describe()}")
+    click.echo(f"model:     {label(model) if model else 'none yet'}")
+    if building is not None:
+        click.echo(f"building:  {label(building)} (a re-embed under way; `kb index` resumes it)")
     click.echo(
         f"indexed:   {counts['documents']} documents, {counts['chunks']} chunks "
         f"from {counts['sources']} sources"

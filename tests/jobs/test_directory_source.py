@@ -62,7 +62,8 @@ async def test_every_supported_format_becomes_a_document_with_title_and_text(
     )
     write(tmp_path, "report.pdf", minimal_pdf(["Quarterly report", "Revenue grew."], title="Q3"))
 
-    items = await load(source(tmp_path))
+    directory = source(tmp_path)
+    items = await load(directory)
 
     assert sorted(items) == [
         "guide.md",
@@ -91,6 +92,7 @@ async def test_every_supported_format_becomes_a_document_with_title_and_text(
     assert (page.title, page.text) == ("Expenses", "# Expenses\n\nClaim within 30 days.")
     report = document(items["report.pdf"])
     assert (report.title, report.text) == ("Q3", "# Q3\n\nQuarterly report\nRevenue grew.")
+    assert report.metadata.pop("file_fingerprint").endswith(":" + directory.fingerprint_suffix)
     assert report.metadata == {"path": "report.pdf", "format": "pdf", "pages": 1}
 
 
