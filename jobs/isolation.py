@@ -21,6 +21,7 @@ import os
 import resource
 import traceback
 from collections.abc import Callable
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, TypeVar
@@ -103,6 +104,9 @@ class IsolatedRunner:
         except WorkerFailure as error:
             log.debug("conversion failed in a worker:\n%s", error.details)
             raise DocumentError(error.reason) from None
+        except BrokenProcessPool as error:
+            log.debug("the conversion pool broke", exc_info=True)
+            raise DocumentError(f"no converter process could run ({error})") from None
 
     def _started(self) -> ProcessPool:
         if self._pool is None:
