@@ -22,7 +22,7 @@ from markdown_it import MarkdownIt
 
 from jobs.errors import DocumentError
 from jobs.formats import ConvertedDocument
-from jobs.formats.html import render_html, resolve_against
+from jobs.formats.html import render_html, resolve_against, url_scheme
 from jobs.formats.plaintext import tidy_text
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S | re.M)
@@ -106,7 +106,7 @@ def build_alias_map(
     }
     for url, redirects in pages:
         for alias in redirects:
-            aliases.setdefault(_alias_key(urlsplit(alias).path), url)
+            aliases.setdefault(_alias_key(_url_path(alias)), url)
     return aliases
 
 
@@ -207,13 +207,20 @@ def _split_suffix(path: str) -> tuple[str, str, str]:
     return path[: match.start()], match.group(), path[match.end() :]
 
 
+def _url_path(url: str) -> str:
+    try:
+        return urlsplit(url).path
+    except ValueError:  # a malformed alias names no page
+        return url
+
+
 def _alias_key(path: str) -> str:
     path = "/" + path.strip("/")
     return path if path == "/" else path + "/"
 
 
 def _join_root(site_root: str, path: str) -> str:
-    if urlsplit(path).scheme:
+    if url_scheme(path) != "":
         return path
     return site_root.rstrip("/") + "/" + path.lstrip("/")
 
@@ -240,7 +247,7 @@ def _expand_tag(match: re.Match[str], links: _Links) -> str:
     if name == "page" and args:
         return links.site_path(args[0])
     if name == "link" and args:
-        return args[0] if urlsplit(args[0]).scheme else links.site_path(args[0])
+        return args[0] if url_scheme(args[0]) != "" else links.site_path(args[0])
     if name == "slack_channel" and args:
         return _slack_channel_link(args[0], args[1] if len(args) > 1 else None, links)
     if name == "alert":
