@@ -54,16 +54,35 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
     except (SettingsError, EmbeddingModelUnavailable, RerankerUnavailable) as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error_line(exc)
         sys.exit(SETTINGS_ERROR)
     except (StoreError, JobsError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error_line(exc)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
 
 
-@click.group()
+def _error_line(exc: BaseException) -> None:
+    # Library messages can span lines (model loaders quote their own errors): keep one.
+    click.echo("error: " + " ".join(str(exc).split()), err=True)
+
+
+class _OneLineErrors(click.Group):
+    """Usage errors as one line (`error: …`, status 2), like every other error of `kb`."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            click.echo("error: " + " ".join(exc.format_message().split()), err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            sys.exit(130)
+
+
+@click.group(cls=_OneLineErrors)
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (never document text).")
 def main(verbose: bool) -> None:
     """slack-kb: answers from your team's documents, with verified quotes."""
@@ -90,7 +109,7 @@ def index(
     as_json: bool,
 ) -> None:
     """Index PATH, or the configured sources (default: the bundled handbook)."""
-    from bot import commands
+    from bot.sources import select_sources
     from jobs.errors import JobsError
 
     if path is not None and source_name is not None:
@@ -100,9 +119,11 @@ def index(
         )
     settings = _settings()
     try:
-        configs, base_dir = commands.select_sources(settings, path, source_name, name, url_template)
+        configs, base_dir = select_sources(settings, path, source_name, name, url_template)
     except JobsError as exc:
         raise click.ClickException(str(exc)) from exc
+    from bot import commands  # after the checks: it imports the retrieval stack
+
     outcome = _run(lambda: commands.index_command(settings, configs, base_dir, dry_run=dry_run))
     if as_json:
         click.echo(json.dumps(commands.outcome_json(outcome), indent=2, default=str))

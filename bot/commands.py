@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bot.blocks import answer_blocks, answer_text
 from bot.settings import Settings
-from bot.sources import configured_sources, folder_config, handbook_config
+from bot.sources import configured_sources, handbook_config
 from bot.wiring import Runtime, open_runtime
 from jobs.config import SourceConfig
 from jobs.indexing import IndexReport, ProgressCallback
@@ -96,23 +96,6 @@ def outcome_json(outcome: ReindexOutcome) -> Any:
     records: list[dict[str, Any]] = [r.as_dict() for r in outcome.reports]
     records += [{"source": n, "error": e} for n, e in outcome.errors.items()]
     return records[0] if len(records) == 1 else records
-
-
-def select_sources(
-    settings: Settings, path: Path | None, source: str | None, name: str | None, url: str | None
-) -> tuple[list[SourceConfig], Path]:
-    if path is not None:
-        if not path.is_dir():
-            raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
-        return [folder_config(path, name=name, url_template=url)], Path.cwd()
-    configs, base_dir = configured_sources(settings)
-    if source is None:
-        return configs, base_dir
-    chosen = [c for c in configs if c.name == source]
-    if not chosen:
-        known = ", ".join(c.name for c in configs)
-        raise click.UsageError(f"no source called {source!r}; configured sources: {known}")
-    return chosen, base_dir
 
 
 async def index_command(

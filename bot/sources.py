@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
 from bot.settings import Settings
 from jobs.config import DirectorySettings, DirectorySourceConfig, SourceConfig, load_sources
 from jobs.directory import HANDBOOK_SLACK, HANDBOOK_URL
@@ -32,10 +34,25 @@ def configured_sources(settings: Settings) -> tuple[list[SourceConfig], Path]:
     return [handbook_config(settings)], Path.cwd()
 
 
+def select_sources(
+    settings: Settings, path: Path | None, source: str | None, name: str | None, url: str | None
+) -> tuple[list[SourceConfig], Path]:
+    if path is not None:
+        if not path.is_dir():
+            raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
+        return [folder_config(path, name=name, url_template=url)], Path.cwd()
+    configs, base_dir = configured_sources(settings)
+    if source is None:
+        return configs, base_dir
+    chosen = [c for c in configs if c.name == source]
+    if not chosen:
+        known = ", ".join(c.name for c in configs)
+        raise click.UsageError(f"no source called {source!r}; configured sources: {known}")
+    return chosen, base_dir
+
+
 async def check_sources(settings: Settings) -> None:
     """`kb sources --check`: the sources file is valid and every folder root exists."""
-    import click
-
     from jobs.errors import SourceConfigError
 
     configs, base_dir = configured_sources(settings)

@@ -46,11 +46,15 @@ async def pgvector_version(conn: asyncpg.Connection) -> PgvectorVersion:
         raise DatabaseUnavailable(
             "the database has no pgvector extension; run CREATE EXTENSION vector"
         )
-    version = parse_version(str(text))
+    return supported(parse_version(str(text)))
+
+
+def supported(version: PgvectorVersion) -> PgvectorVersion:
+    """`version`, or DatabaseUnavailable saying it is too old and what to do."""
     if version.parts < MINIMUM:
         raise DatabaseUnavailable(
-            f"the database has pgvector {text}, and kb needs 0.5 or newer (HNSW indexes; 0.8 or "
-            "newer for iterative filtered scans); run ALTER EXTENSION vector UPDATE after "
-            "upgrading pgvector on the server"
+            f"the database has pgvector {version.text}, and kb needs 0.5 or newer (HNSW indexes; "
+            "0.8 or newer for iterative filtered scans); upgrade pgvector on the server, then "
+            "run ALTER EXTENSION vector UPDATE"
         )
     return version

@@ -102,3 +102,54 @@ async def test_a_dry_run_leaves_a_stale_run_record_alone(
     await job.run([kb_source()], dry_run=True)
     (run,) = await IndexRunRepository(pool).latest()
     assert (run.id, run.status) == (stale, "running")
+
+
+async def _snapshot(pool: asyncpg.Pool) -> dict[str, object]:
+    """Every row of every table, to compare before and after."""
+    tables = await pool.fetch("SELECT tablename FROM pg_tables WHERE schemaname = 'public'")
+    return {
+        t["tablename"]: await pool.fetchval(
+            f"SELECT md5(coalesce(string_agg(r::text, ',' ORDER BY r::text), '')) "
+            f'FROM "{t["tablename"]}" r'
+        )
+        for t in tables
+    }
+
+
+async def test_a_dry_run_writes_nothing_at_all_and_lists_each_change(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp_path: Path
+) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    for name in ("a", "b", "c"):
+        (docs / f"{name}.md").write_text(f"# Page {name}\n\nText of page {name}.\n")
+    documents = DocumentRepository(pool)
+    job = ReindexJob(
+        pool=pool,
+        indexer=Indexer(repository=documents, embedder=embedder),
+        documents=documents,
+        runs=IndexRunRepository(pool),
+        base_dir=tmp_path,
+    )
+    empty = await _snapshot(pool)
+    first = await job.run([kb_source("docs", "docs")], dry_run=True)
+    assert await _snapshot(pool) == empty  # not even the sources row
+    assert {c["uri"]: c["change"] for c in first.reports[0].changes} == dict.fromkeys(
+        ("a.md", "b.md", "c.md"), "added"
+    )
+
+    await job.run([kb_source("docs", "docs")])
+    (docs / "a.md").write_text("# Page a\n\nNew text of page a.\n")
+    (docs / "b.md").unlink()
+    (docs / "d.md").write_text("# Page d\n\nText of page d.\n")
+    indexed = await _snapshot(pool)
+    outcome = await job.run([kb_source("docs", "docs")], dry_run=True)
+
+    assert await _snapshot(pool) == indexed
+    report = outcome.reports[0]
+    assert sorted((c["change"], c["uri"]) for c in report.changes) == [
+        ("added", "d.md"),
+        ("deleted", "b.md"),
+        ("updated", "a.md"),
+    ]
+    assert (report.documents_added, report.documents_updated, report.documents_deleted) == (1, 1, 1)
