@@ -177,9 +177,13 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
     async with open_runtime(settings) as runtime:
         await runtime.embedder.load()
         job = runtime.reindex_job(base_dir=base_dir)
+        # Sources due at the same moment take turns here; the advisory lock inside the job
+        # would otherwise make all but one of them skip.
+        turns = asyncio.Lock()
 
         async def run_source(config: SourceConfig) -> None:
-            print_outcome(await job.run([config]))
+            async with turns:
+                print_outcome(await job.run([config]))
 
         scheduler = build_scheduler(configs, run_source=run_source)
         if not scheduler.get_jobs() and not serve_http:
