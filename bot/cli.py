@@ -39,21 +39,50 @@ DEMO_QUESTIONS = (
 )
 
 
+# Exit statuses: 1 for an error while working, 2 for configuration to fix first (click's
+# own status for a bad command line).
+SETTINGS_ERROR = 2
+
+
 def _run(work: Callable[[], Awaitable[T]]) -> T:
-    """Run one async command; turn the errors we know into one plain line and exit 1."""
+    """Run one async command; turn the errors we know into one plain line and exit 1 or 2."""
+    from agent.rerank import RerankerUnavailable
+    from bot.errors import SettingsError
     from jobs.errors import JobsError
-    from store.errors import StoreError
+    from store.errors import EmbeddingModelUnavailable, StoreError
 
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
+    except (SettingsError, EmbeddingModelUnavailable, RerankerUnavailable) as exc:
+        _error_line(exc)
+        sys.exit(SETTINGS_ERROR)
     except (StoreError, JobsError) as exc:
-        click.echo(f"error: {exc}", err=True)
+        _error_line(exc)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
 
 
-@click.group()
+def _error_line(exc: BaseException) -> None:
+    # Library messages can span lines (model loaders quote their own errors): keep one.
+    click.echo("error: " + " ".join(str(exc).split()), err=True)
+
+
+class _OneLineErrors(click.Group):
+    """Usage errors as one line (`error: …`, status 2), like every other error of `kb`."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            click.echo("error: " + " ".join(exc.format_message().split()), err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            sys.exit(130)
+
+
+@click.group(cls=_OneLineErrors)
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (never document text).")
 def main(verbose: bool) -> None:
     """slack-kb: answers from your team's documents, with verified quotes."""
@@ -80,14 +109,21 @@ def index(
     as_json: bool,
 ) -> None:
     """Index PATH, or the configured sources (default: the bundled handbook)."""
-    from bot import commands
+    from bot.sources import select_sources
     from jobs.errors import JobsError
 
+    if path is not None and source_name is not None:
+        raise click.UsageError(
+            "give PATH or --source, not both: --source picks a source from the sources file; "
+            "to name PATH's source, use --name"
+        )
     settings = _settings()
     try:
-        configs, base_dir = commands.select_sources(settings, path, source_name, name, url_template)
+        configs, base_dir = select_sources(settings, path, source_name, name, url_template)
     except JobsError as exc:
         raise click.ClickException(str(exc)) from exc
+    from bot import commands  # after the checks: it imports the retrieval stack
+
     outcome = _run(lambda: commands.index_command(settings, configs, base_dir, dry_run=dry_run))
     if as_json:
         click.echo(json.dumps(commands.outcome_json(outcome), indent=2, default=str))
@@ -119,8 +155,16 @@ def demo(no_prompt: bool) -> None:
 
 
 @main.command()
-def sources() -> None:
+@click.option(
+    "--check", is_flag=True, help="Only validate the sources file (exit 1 if it is wrong)."
+)
+def sources(check: bool) -> None:
     """List the configured sources, their schedules and last runs."""
+    if check:
+        from bot.sources import check_sources
+
+        _run(lambda: check_sources(_settings()))
+        return
     from bot.commands import sources_command
 
     _run(lambda: sources_command(_settings()))
@@ -151,9 +195,15 @@ def status() -> None:
 
 
 def _settings() -> Any:
-    from bot.settings import Settings
+    """The settings; a bad environment variable is one line and exit status 2."""
+    from bot.errors import SettingsError
+    from bot.settings import load_settings
 
-    return Settings()
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(SETTINGS_ERROR)
 
 
 # --- kb eval (retrieval evaluation; the work is in bot/eval_command.py) ---
@@ -167,7 +217,13 @@ def eval_group() -> None:
 @click.option("--split", required=True, help="Which qrels/<split>.tsv to score, e.g. test.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write numbers here.")
 @click.option("--limit", type=click.IntRange(min=1), help="Score only the first N queries.")
-@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+@click.option(
+    "--max-words",
+    type=click.IntRange(min=10, max=10_000),
+    default=400,
+    show_default=True,
+    help="Chunk size for the corpus, in words.",
+)
 @click.option("--cross-encoder", help="Rerank with this cross-encoder (local path or cache).")
 @click.option(
     "--keyword-scale",
@@ -178,7 +234,7 @@ def eval_group() -> None:
 )
 @click.option(
     "--pair-weight",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=100),
     default=0.3,
     show_default=True,
     help="Fusion weight of the BM25 list over adjacent word pairs; 0 leaves it out.",

@@ -17,7 +17,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from bot.blocks import answer_blocks, answer_text
 from bot.settings import Settings
-from bot.sources import configured_sources, folder_config, handbook_config
+from bot.sources import configured_sources, handbook_config
 from bot.wiring import Runtime, open_runtime
 from jobs.config import SourceConfig
 from jobs.indexing import IndexReport, ProgressCallback
@@ -82,10 +82,12 @@ def print_report(report: IndexReport) -> None:
         f"{report.documents_failed} failed; chunks {report.chunks_embedded} embedded, "
         f"{report.chunks_reused} reused, {report.chunks_deleted} deleted"
     )
+    for change in report.changes:
+        console.print(f"  would be {change['change']}: {change['uri']}", markup=False)
     for failure in report.failures:
-        console.print(f"  [yellow]skipped[/] {failure['uri']}: {failure['reason']}")
+        console.print(f"  skipped {failure['uri']}: {failure['reason']}", markup=False)
     for warning in report.warnings:
-        console.print(f"  [yellow]warning[/] {warning}")
+        console.print(f"  warning: {warning}", markup=False)
 
 
 def outcome_json(outcome: ReindexOutcome) -> Any:
@@ -94,23 +96,6 @@ def outcome_json(outcome: ReindexOutcome) -> Any:
     records: list[dict[str, Any]] = [r.as_dict() for r in outcome.reports]
     records += [{"source": n, "error": e} for n, e in outcome.errors.items()]
     return records[0] if len(records) == 1 else records
-
-
-def select_sources(
-    settings: Settings, path: Path | None, source: str | None, name: str | None, url: str | None
-) -> tuple[list[SourceConfig], Path]:
-    if path is not None:
-        if not path.is_dir():
-            raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
-        return [folder_config(path, name=name, url_template=url)], Path.cwd()
-    configs, base_dir = configured_sources(settings)
-    if source is None:
-        return configs, base_dir
-    chosen = [c for c in configs if c.name == source]
-    if not chosen:
-        known = ", ".join(c.name for c in configs)
-        raise click.UsageError(f"no source called {source!r}; configured sources: {known}")
-    return chosen, base_dir
 
 
 async def index_command(
@@ -123,8 +108,8 @@ async def index_command(
 async def ask_command(settings: Settings, question: str, *, as_json: bool, blocks: bool) -> None:
     async with open_runtime(settings) as runtime:
         await _ensure_indexed(runtime)
-        await runtime.documents.check_model(runtime.embedder.identity)
-        answer = await runtime.answerer().answer(question)
+        answerer = runtime.answerer(await runtime.query_embedder())
+        answer = await answerer.answer(question)
     if as_json:
         click.echo(json.dumps(answer.as_dict(), indent=2))
         return
@@ -142,7 +127,7 @@ async def demo_command(settings: Settings, questions: Sequence[str], *, interact
         print_outcome(outcome)
         if outcome.errors:
             raise click.ClickException("the demo knowledge base could not be indexed (above)")
-        answerer = runtime.answerer()
+        answerer = runtime.answerer(await runtime.query_embedder())
         for question in questions:
             click.echo(f"\n? {question}")
             click.echo(answer_text(await answerer.answer(question)))
@@ -196,9 +181,13 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
     async with open_runtime(settings) as runtime:
         await runtime.embedder.load()
         job = runtime.reindex_job(base_dir=base_dir)
+        # Sources due at the same moment take turns here; the advisory lock inside the job
+        # would otherwise make all but one of them skip.
+        turns = asyncio.Lock()
 
         async def run_source(config: SourceConfig) -> None:
-            print_outcome(await job.run([config]))
+            async with turns:
+                print_outcome(await job.run([config]))
 
         scheduler = build_scheduler(configs, run_source=run_source)
         if not scheduler.get_jobs() and not serve_http:
@@ -230,15 +219,18 @@ async def _until_signalled() -> None:
 
 
 async def status_command(settings: Settings) -> None:
-    from store.embedding_space import stored_model
+    from store.embedding_space import label
 
     async with open_runtime(settings) as runtime:
         counts = await runtime.documents.counts()
-        async with runtime.pool.acquire() as conn:
-            model = await stored_model(conn)
+        space = runtime.documents.embedding_space()
+        model, building = await space.active(), await space.next()
     click.echo(f"KB_HOME:   {settings.kb_home}")
     click.echo(f"database:  {runtime.database}")
-    click.echo(f"model:     {model.name + f' ({model.dimension} dims)' if model else 'none yet'}")
+    click.echo(f"pgvector:  {runtime.pgvector.describe()}")
+    click.echo(f"model:     {label(model) if model else 'none yet'}")
+    if building is not None:
+        click.echo(f"building:  {label(building)} (a re-embed under way; `kb index` resumes it)")
     click.echo(
         f"indexed:   {counts['documents']} documents, {counts['chunks']} chunks "
         f"from {counts['sources']} sources"

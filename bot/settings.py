@@ -5,10 +5,17 @@ from __future__ import annotations
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from bot.errors import SettingsError
 from bot.sample_kb import handbook_root
+
+# The environment variable behind each setting, for error messages.
+_VARIABLES = {
+    "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
+    "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
+}  # fmt: skip
 
 
 def _default_home() -> Path:
@@ -23,14 +30,22 @@ class Settings(BaseSettings):
 
     kb_home: Path = Field(default_factory=_default_home, validation_alias="KB_HOME")
     database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
-    embedding_model: str | None = Field(default=None, validation_alias="KB_EMBEDDING_MODEL")
-    torch_threads: int | None = Field(default=None, validation_alias="KB_TORCH_THREADS")
+    embedding_model: str | None = Field(
+        default=None, validation_alias="KB_EMBEDDING_MODEL", min_length=1
+    )
+    torch_threads: int | None = Field(
+        default=None, validation_alias="KB_TORCH_THREADS", ge=1, le=1024
+    )
     sample_kb: Path = Field(default_factory=handbook_root, validation_alias="KB_SAMPLE_KB")
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
-    index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
-    reranker_model: str | None = Field(default=None, validation_alias="KB_RERANKER_MODEL")
-    host: str = Field(default="127.0.0.1", validation_alias="KB_HOST")
-    port: int = Field(default=3000, validation_alias="KB_PORT")
+    index_batch_size: int = Field(
+        default=256, validation_alias="KB_INDEX_BATCH_SIZE", ge=1, le=100_000
+    )
+    reranker_model: str | None = Field(
+        default=None, validation_alias="KB_RERANKER_MODEL", min_length=1
+    )
+    host: str = Field(default="127.0.0.1", validation_alias="KB_HOST", min_length=1)
+    port: int = Field(default=3000, validation_alias="KB_PORT", ge=1, le=65535)
 
     @property
     def sources_path(self) -> Path:
@@ -40,3 +55,16 @@ class Settings(BaseSettings):
     @property
     def embedded_data_dir(self) -> Path:
         return self.kb_home / "postgres"
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; SettingsError (one line) names the bad variable."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        variable = str(first["loc"][0]) if first["loc"] else "the environment"
+        if variable not in _VARIABLES:
+            variable = variable.upper()
+        message = str(first["msg"]).removeprefix("Value error, ")
+        raise SettingsError(f"{variable}: {message} (got {first.get('input')!r})") from None

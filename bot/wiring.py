@@ -5,7 +5,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
@@ -20,10 +20,13 @@ from store.corpus import CorpusReader
 from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
-from store.embedding import SentenceTransformerEmbedder
+from store.embedding import PACKAGED_MODEL_NAME, Embedder, SentenceTransformerEmbedder
+from store.embedding_space import EmbeddingSpace, mismatch
+from store.errors import EmbeddingModelUnavailable
 from store.filters import ChunkFilter
 from store.index_runs import IndexRunRepository
 from store.keyword_search import KeywordSearch
+from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
 from store.vector_search import VectorSearch
 
@@ -40,6 +43,38 @@ class Runtime:
     vector_search: VectorSearch
     # One in-memory BM25 index per process, rebuilt when the corpus version moves.
     keyword_search: KeywordSearch
+    pgvector: PgvectorVersion
+    # Embedders loaded to answer with the index's model when another one is configured.
+    extra_embedders: list[SentenceTransformerEmbedder] = field(default_factory=list)
+
+    async def query_embedder(self) -> Embedder:
+        """The model that embeds questions: the index's active model, whatever is configured.
+
+        While the index holds another model's vectors (a model change not yet re-embedded),
+        questions are answered with that model if this process can load it; otherwise
+        EmbeddingModelMismatch says what to run. Nothing is ever deleted here.
+        """
+        configured = await self.embedder.load()
+        active = await EmbeddingSpace(self.pool).active()
+        if active is None or active == configured:
+            return self.embedder
+        other = SentenceTransformerEmbedder(
+            model=None if active.name == PACKAGED_MODEL_NAME else active.name,
+            torch_threads=self.settings.torch_threads,
+        )
+        self.extra_embedders.append(other)
+        try:
+            loaded = await other.load()
+        except EmbeddingModelUnavailable:
+            raise mismatch(active, configured) from None
+        if loaded != active:
+            raise mismatch(active, configured)
+        log.warning(
+            "answering with the index's model %s until `kb index` re-embeds with %s",
+            active.name,
+            configured.name,
+        )
+        return other
 
     def indexer(self) -> Indexer:
         return Indexer(
@@ -58,7 +93,11 @@ class Runtime:
         )
 
     def hybrid_retriever(
-        self, *, sources: Sequence[str] | None = None, cross_encoder: str | None = None
+        self,
+        *,
+        sources: Sequence[str] | None = None,
+        cross_encoder: str | None = None,
+        embedder: Embedder | None = None,
     ) -> HybridRetriever:
         """BM25 + vector, fused, re-ranked by title links (then a cross-encoder if given)."""
         cross_encoder = cross_encoder or self.settings.reranker_model
@@ -66,7 +105,7 @@ class Runtime:
         if cross_encoder:
             reranker = ChainedReranker([reranker, CrossEncoderReranker(model=cross_encoder)])
         return HybridRetriever(
-            embedder=self.embedder,
+            embedder=embedder or self.embedder,
             vector_search=self.vector_search,
             keyword_search=self.keyword_search,
             corpus=CorpusReader(self.pool),
@@ -74,11 +113,13 @@ class Runtime:
             search_filter=ChunkFilter(sources=tuple(sources) if sources else None),
         )
 
-    def answerer(self) -> OneShotAnswerer:
-        """The answer path the CLI and the bot call (every run stored in agent_runs)."""
+    def answerer(self, embedder: Embedder | None = None) -> OneShotAnswerer:
+        """The answer path the CLI and the bot call (every run stored in agent_runs);
+        pass `await query_embedder()` so questions match the stored vectors."""
+        embedder = embedder or self.embedder
         return OneShotAnswerer(
-            retriever=self.hybrid_retriever(),
-            embedder=self.embedder,
+            retriever=self.hybrid_retriever(embedder=embedder),
+            embedder=embedder,
             runs=RunRepository(self.pool),
         )
 
@@ -97,23 +138,31 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     embedder = SentenceTransformerEmbedder(
         model=settings.embedding_model, torch_threads=settings.torch_threads
     )
+    extra: list[SentenceTransformerEmbedder] = []
     try:
         pool = await open_pool(dsn)
         keyword_search = KeywordSearch(CorpusReader(pool))
         try:
+            async with pool.acquire() as conn:
+                version = await pgvector_version(conn)
             yield Runtime(
                 settings=settings,
                 pool=pool,
                 database=where,
                 embedder=embedder,
                 documents=DocumentRepository(pool),
-                vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
+                vector_search=VectorSearch(
+                    pool, ef_search=EF_SEARCH, iterative_scan=version.iterative_scan
+                ),
                 keyword_search=keyword_search,
+                pgvector=version,
+                extra_embedders=extra,
             )
         finally:
             await keyword_search.close()
             await pool.close()
     finally:
-        embedder.close()
+        for model in (embedder, *extra):
+            model.close()
         if embedded is not None:
             embedded.stop()
