@@ -24,9 +24,9 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent.eval_retrieval import BeirDataset, DatasetError, EvalReport, evaluate, markdown_table
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
-from agent.rerank import (
+from agent.eval.retrieval import BeirDataset, DatasetError, EvalReport, evaluate, markdown_table
+from agent.retrieval.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.retrieval.rerank import (
     ChainedReranker,
     CrossEncoderReranker,
     Reranker,
@@ -57,7 +57,7 @@ class EvalRequest:
     limit: int | None = None
     max_words: int = 400
     cross_encoder: str | None = None
-    # How the fused BM25 list is z-scored: see agent.hybrid.HybridOptions.keyword_scale.
+    # How the fused BM25 list is z-scored: see agent.retrieval.hybrid.HybridOptions.keyword_scale.
     keyword_scale: Literal["candidates", "matches"] = "candidates"
     # Weight of the word-pair BM25 list in the fusion (0 leaves it out).
     pair_weight: float = HybridOptions().pair_weight

@@ -10,9 +10,14 @@ from pathlib import Path
 
 import asyncpg
 
-from agent.hybrid import EF_SEARCH, HybridRetriever
 from agent.one_shot import OneShotAnswerer
-from agent.rerank import ChainedReranker, CrossEncoderReranker, Reranker, TitleLinkReranker
+from agent.retrieval.hybrid import EF_SEARCH, HybridRetriever
+from agent.retrieval.rerank import (
+    ChainedReranker,
+    CrossEncoderReranker,
+    Reranker,
+    TitleLinkReranker,
+)
 from bot.settings import Settings
 from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
