@@ -109,6 +109,16 @@ def ask(question: str, as_json: bool, blocks: bool) -> None:
 
 
 @main.command()
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+def trace(run_id: int, as_json: bool) -> None:
+    """Why run RUN_ID answered as it did: sub-questions, queries, sources, steps."""
+    from bot.commands import trace_command
+
+    _run(lambda: trace_command(_settings(), run_id, as_json=as_json))
+
+
+@main.command()
 @click.option("--no-prompt", is_flag=True, help="Answer the sample questions, then exit.")
 def demo(no_prompt: bool) -> None:
     """Index the bundled handbook, answer three questions, then take yours."""

@@ -30,6 +30,13 @@ class Settings(BaseSettings):
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
     reranker_model: str | None = Field(default=None, validation_alias="KB_RERANKER_MODEL")
+    # The agent: steps per question, and Claude when a key is set (else the extractive
+    # reasoner). The key is a secret: never logged, never printed.
+    agent_max_steps: int = Field(default=4, ge=1, le=12, validation_alias="KB_AGENT_MAX_STEPS")
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_model: str = Field(default="claude-sonnet-4-5", validation_alias="KB_ANTHROPIC_MODEL")
+    anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
+    anthropic_timeout: float = Field(default=20.0, gt=0, validation_alias="KB_ANTHROPIC_TIMEOUT")
     host: str = Field(default="127.0.0.1", validation_alias="KB_HOST")
     port: int = Field(default=3000, validation_alias="KB_PORT")
 

@@ -5,19 +5,27 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import asyncpg
 
-from agent.one_shot import OneShotAnswerer
+from agent.grounding import GroundingVerifier
+from agent.language.questions import QuestionAnalyzer
+from agent.loop import AgentLoop, LoopOptions
+from agent.reasoners.base import Reasoner
+from agent.reasoners.evidence import EvidenceScorer
+from agent.reasoners.extractive import ExtractiveReasoner
 from agent.retrieval.hybrid import EF_SEARCH, HybridRetriever
+from agent.retrieval.reading import Reader
 from agent.retrieval.rerank import (
     ChainedReranker,
     CrossEncoderReranker,
     Reranker,
     TitleLinkReranker,
 )
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import SentenceSplitter
 from bot.settings import Settings
 from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
@@ -30,6 +38,7 @@ from store.filters import ChunkFilter
 from store.index_runs import IndexRunRepository
 from store.keyword_search import KeywordSearch
 from store.runs import RunRepository
+from store.sentence_vectors import SentenceVectorRepository
 from store.vector_search import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -45,6 +54,8 @@ class Runtime:
     vector_search: VectorSearch
     # One in-memory BM25 index per process, rebuilt when the corpus version moves.
     keyword_search: KeywordSearch
+    # The agent loop, built once per process (runtime.answerer()).
+    _answerer: AgentLoop | None = field(default=None)
 
     def indexer(self) -> Indexer:
         return Indexer(
@@ -79,13 +90,44 @@ class Runtime:
             search_filter=ChunkFilter(sources=tuple(sources) if sources else None),
         )
 
-    def answerer(self) -> OneShotAnswerer:
-        """The answer path the CLI and the bot call (every run stored in agent_runs)."""
-        return OneShotAnswerer(
-            retriever=self.hybrid_retriever(),
-            embedder=self.embedder,
-            runs=RunRepository(self.pool),
+    def answerer(self) -> AgentLoop:
+        """The answer path the CLI and the bot call, built once per process: the agent
+        loop with the Claude reasoner when ANTHROPIC_API_KEY is set, else the extractive
+        one (which is also Claude's fallback). Every run is stored in agent_runs."""
+        if self._answerer is None:
+            extractive = self.extractive_reasoner()
+            reasoner: Reasoner = extractive
+            if self.settings.anthropic_api_key is not None:
+                from bot.claude import claude_reasoner
+
+                reasoner = claude_reasoner(self.settings, fallback_name=extractive.name)
+            self._answerer = AgentLoop(
+                retriever=self.hybrid_retriever(),
+                reader=Reader(CorpusReader(self.pool)),
+                reasoner=reasoner,
+                fallback=extractive,
+                verifier=GroundingVerifier(CorpusReader(self.pool)),
+                stems=lambda text: frozenset(self.question_analyzer().stems(text)),
+                runs=RunRepository(self.pool),
+                options=LoopOptions(max_steps=self.settings.agent_max_steps),
+            )
+        return self._answerer
+
+    def question_analyzer(self) -> QuestionAnalyzer:
+        return QuestionAnalyzer(self.keyword_search.analyzer)
+
+    def extractive_reasoner(self) -> ExtractiveReasoner:
+        vectors = SentenceVectors(embedder=self.embedder, store=SentenceVectorRepository(self.pool))
+        scorer = EvidenceScorer(
+            analyzer=self.question_analyzer(), splitter=SentenceSplitter(), vectors=vectors
         )
+        return ExtractiveReasoner(analyzer=self.question_analyzer(), scorer=scorer)
+
+    async def warm(self) -> None:
+        """Load the model and build the BM25 index now, not on the first question."""
+        await self.embedder.load()
+        await self.keyword_search.refresh()
+        await self.answerer().warm()
 
 
 @asynccontextmanager

@@ -1,0 +1,186 @@
+"""The extractive reasoner: offline, deterministic, and the default.
+
+- route: "thanks" gets a reply, "shorter please" is answered from the thread, anything
+  else is searched, follow-ups first rewritten to stand alone (agent/followups.py);
+- decompose: comparisons, "both" questions and multi-part questions by rule
+  (agent/language/decompose.py);
+- extract: the units that answer a sub-question, by the checks in
+  agent/reasoners/evidence.py (answer type, key terms and names, negation, opposites);
+- judge (only where the loop's rules could not decide): partial quotes that together
+  carry the sub-question's key terms answer it (the two hops of a multi-hop question);
+- rewrite: the gap's missing terms with a name the evidence found (the bridge entity),
+  else the sub-question's key words alone; never a query that already ran;
+- synthesize: per sub-question, the best quote, then quotes that add missing key terms
+  (another document allowed), then close runners-up from the documents already cited.
+Claims are the quotes themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
+from agent.grounding import normalise
+from agent.language.decompose import decompose
+from agent.language.entities import new_names
+from agent.language.questions import QuestionAnalysis, QuestionAnalyzer
+from agent.reasoners.base import DraftClaim, Judgement, Route
+from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
+from agent.retrieval.reading import Passage
+from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+
+_SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveOptions:
+    # Evidence kept per sub-question per step.
+    evidence_per_step: int = 6
+    # Claims per sub-question, and documents one sub-question may cite.
+    claims_per_question: int = 3
+    documents_per_question: int = 2
+    # A runner-up from an already cited document is kept if this close to the best.
+    runner_up_margin: float = 0.15
+    # Share of the key terms that partial quotes must carry together to answer.
+    joint_coverage: float = 0.8
+
+
+class ExtractiveReasoner:
+    name = "extractive"
+
+    def __init__(
+        self,
+        *,
+        analyzer: QuestionAnalyzer,
+        scorer: EvidenceScorer,
+        options: ExtractiveOptions | None = None,
+    ) -> None:
+        self._analyzer = analyzer
+        self._scorer = scorer
+        self._options = options or ExtractiveOptions()
+
+    async def route(self, goal: Goal) -> Route:
+        question = goal.question
+        if is_thanks(question):
+            return Route("reply", question, reply="You're welcome.")
+        if asks_for_shorter(question) and last_bot_turn(goal.history) is not None:
+            return Route("from_thread", question)
+        return Route("search", standalone(question, goal.history))
+
+    async def decompose(self, question: str) -> list[PlannedQuestion]:
+        return [PlannedQuestion(text) for text in decompose(question)]
+
+    async def extract(
+        self, sub_question: int, passages: Sequence[Passage], state: AgentState
+    ) -> list[Evidence]:
+        analysis = self._analysis(state, sub_question)
+        scored = await self._scorer.score(analysis, passages)
+        kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
+        return [_evidence(sub_question, s, state.step) for s in kept]
+
+    async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
+        answered, gaps = set(), []
+        for index in undecided:
+            terms = self._analysis(state, index).key_terms
+            found = state.evidence_for(index)
+            covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
+            share = len(covered & terms) / len(terms) if terms else 1.0
+            if found and share >= self._options.joint_coverage:
+                answered.add(index)
+            else:
+                gaps.append(
+                    GapState(
+                        index,
+                        "too_weak" if found else "no_results",
+                        missing=tuple(sorted(terms - covered)),
+                    )
+                )
+        return Judgement(not gaps, tuple(gaps), frozenset(answered), "joint coverage")
+
+    async def rewrite(self, gap: GapState, state: AgentState) -> str | None:
+        question = state.sub_questions[gap.sub_question].text
+        analysis = self._analysis(state, gap.sub_question)
+        missing = gap.missing or analysis.terms
+        words = _surface_words(question, missing, self._analyzer)
+        found = sorted(state.evidence_for(gap.sub_question), key=lambda e: -e.score)
+        bridges = [n for e in found[:2] for n in new_names(e.quote, question)]
+        keywords = _surface_words(question, analysis.terms, self._analyzer)
+        candidates = [f"{bridge} {words}".strip() for bridge in bridges[:2]]
+        candidates.append(keywords)
+        for candidate in candidates:
+            if (
+                candidate
+                and not state.ran(candidate)
+                and normalise(candidate) != normalise(question)
+            ):
+                return candidate
+        return None
+
+    async def synthesize(self, state: AgentState) -> list[DraftClaim]:
+        claims: list[DraftClaim] = []
+        for index in range(len(state.sub_questions)):
+            claims += self._claims_for(index, state)
+        return claims
+
+    def _claims_for(self, index: int, state: AgentState) -> list[DraftClaim]:
+        found = sorted(
+            state.evidence_for(index), key=lambda e: (_SUPPORT_ORDER[e.support], -e.score)
+        )
+        if not found:
+            return []
+        o = self._options
+        best = found[0]
+        chosen, covered, documents = [best], set(best.covered), {best.document_id}
+        for candidate in found[1:]:
+            if len(chosen) >= o.claims_per_question:
+                break
+            if any(_overlaps(candidate.quote, c.quote) for c in chosen):
+                continue
+            adds = bool(candidate.covered - covered)
+            new_document = candidate.document_id not in documents
+            close = candidate.score >= best.score - o.runner_up_margin
+            if (adds and (not new_document or len(documents) < o.documents_per_question)) or (
+                close and not new_document
+            ):
+                chosen.append(candidate)
+                covered |= candidate.covered
+                documents.add(candidate.document_id)
+        return [DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score) for e in chosen]
+
+    def _analysis(self, state: AgentState, index: int) -> QuestionAnalysis:
+        return self._analyzer.analyse(state.sub_questions[index].text)
+
+
+def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
+    passage = scored.passage
+    return Evidence(
+        sub_question=sub_question,
+        claim=scored.unit.text,
+        quote=scored.unit.text,
+        chunk_id=scored.chunk.chunk_id,
+        document_id=passage.document_id,
+        title=passage.title,
+        url=passage.url,
+        uri=passage.uri,
+        source=passage.source,
+        collection=passage.collection,
+        section=" > ".join(scored.chunk.heading_path) or scored.section,
+        updated_at=passage.updated_at,
+        score=scored.score,
+        support=scored.support,
+        covered=scored.covered,
+        step=step,
+    )
+
+
+def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:
+    """The question's own words whose stems are in `stems`, in the question's order."""
+    wanted = set(stems)
+    words = [w for w in question.replace("?", " ").split() if set(analyzer.stems(w)) & wanted]
+    return " ".join(dict.fromkeys(words))
+
+
+def _overlaps(a: str, b: str) -> bool:
+    x, y = normalise(a), normalise(b)
+    return x in y or y in x
