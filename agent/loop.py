@@ -206,8 +206,10 @@ class _Run:
             started,
         )
         by_question: dict[int, list[ChunkHit]] = {}
+        first = len(self.state.queries)
         for query, hits in zip(batch, results, strict=True):
             by_question.setdefault(query.sub_question, []).extend(hits)
+            self.state.queries.append(QueryRun(query, self.state.step, len(hits)))
         passages = await self._read(by_question)
         started = time.perf_counter()
         found = await asyncio.gather(*(self._extract(i, p) for i, p in passages.items()))
@@ -215,9 +217,14 @@ class _Run:
         for evidence in found:
             added += self._merge(evidence)
         self._record("extract", f"{len(passages)} sub-questions", f"{added} new quotes", started)
-        for query, hits in zip(batch, results, strict=True):
-            new = sum(1 for e in self.state.evidence if e.step == self.state.step)
-            self.state.queries.append(QueryRun(query, self.state.step, len(hits), new))
+        step = self.state.step
+        for index, run in enumerate(self.state.queries[first:], start=first):
+            new = sum(
+                1
+                for e in self.state.evidence
+                if e.step == step and e.sub_question == run.query.sub_question
+            )
+            self.state.queries[index] = dataclasses.replace(run, new_evidence=new)
         return added
 
     async def _extract(self, index: int, passages: list[Passage]) -> list[Evidence]:
@@ -507,7 +514,17 @@ class _Run:
             sources=[dataclasses.asdict(s) for s in self.state.visited.values()],
             notes=self.state.notes,
             latency_ms=latency_ms,
+            stats=self.stats(),
         )
+
+    def stats(self) -> dict[str, int]:
+        rewrites = [r for r in self.state.queries if r.query.intent != "broad_recall"]
+        return {
+            "steps": self.state.step,
+            "steps_after_coverage": self.state.steps_after_coverage,
+            "rewrites": len(rewrites),
+            "rewrites_with_evidence": sum(1 for r in rewrites if r.new_evidence),
+        }
 
 
 def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:

@@ -1,7 +1,8 @@
 """The agent's working state for one run, in typed dataclasses.
 
 The loop (agent/loop.py) owns one `AgentState` per question; reasoners read it and hand
-back new values (sub-questions, queries, evidence, gaps), never mutate it themselves.
+back new values (sub-questions, queries, evidence, gaps) for the loop to merge; the one
+thing a reasoner records itself is the bridge entity a rewrite searched for.
 """
 
 from __future__ import annotations
@@ -72,6 +73,9 @@ class Evidence:
     # The sub-question's key terms this quote (with its title and section) carries.
     covered: frozenset[str] = frozenset()
     step: int = 0
+    # Whether it holds an answer of the expected type (a date for "when"), or only
+    # leads to one (the first hop of a multi-hop question).
+    typed: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +122,8 @@ class AgentState:
     stop_reason: StopReason | None = None
     # Steps that ran although the judge already had every key sub-question answered.
     steps_after_coverage: int = 0
+    # Names found in a sub-question's evidence and searched for (the bridge entities).
+    bridges: dict[int, list[str]] = field(default_factory=dict)
 
     def ran(self, text: str) -> bool:
         """Whether a query with this text (case and spacing aside) already ran."""

@@ -169,7 +169,23 @@ def _settings() -> Any:
 # --- kb eval (retrieval evaluation; the work is in bot/eval_command.py) ---
 @main.group(name="eval")
 def eval_group() -> None:
-    """Measure retrieval quality on public benchmarks."""
+    """Measure retrieval and answer quality on public benchmarks."""
+
+
+@eval_group.command("answers")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write metrics here.")
+@click.option("--limit", type=click.IntRange(min=1), help="Answer only N questions.")
+@click.option("--seed", type=int, help="Shuffle the questions with this seed first.")
+@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+def answers(
+    directory: Path, json_path: Path | None, limit: int | None, seed: int | None, max_words: int
+) -> None:
+    """Run DIRECTORY/answers.jsonl through the agent loop over DIRECTORY/corpus.jsonl."""
+    from bot.eval_answers import AnswerEvalRequest, eval_answers_command
+
+    request = AnswerEvalRequest(directory, json_path, limit, seed, max_words)
+    _run(lambda: eval_answers_command(_settings(), request))
 
 
 @eval_group.command("retrieval")

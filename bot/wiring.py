@@ -16,6 +16,7 @@ from agent.loop import AgentLoop, LoopOptions
 from agent.reasoners.base import Reasoner
 from agent.reasoners.evidence import EvidenceScorer
 from agent.reasoners.extractive import ExtractiveReasoner
+from agent.retrieval.dense import Retriever
 from agent.retrieval.hybrid import EF_SEARCH, HybridRetriever
 from agent.retrieval.reading import Reader
 from agent.retrieval.rerank import (
@@ -95,39 +96,52 @@ class Runtime:
         loop with the Claude reasoner when ANTHROPIC_API_KEY is set, else the extractive
         one (which is also Claude's fallback). Every run is stored in agent_runs."""
         if self._answerer is None:
-            extractive = self.extractive_reasoner()
-            reasoner: Reasoner = extractive
-            if self.settings.anthropic_api_key is not None:
-                from bot.claude import claude_reasoner
-
-                reasoner = claude_reasoner(self.settings, fallback_name=extractive.name)
-            self._answerer = AgentLoop(
+            self._answerer = build_agent_loop(
+                self.settings,
+                pool=self.pool,
+                embedder=self.embedder,
+                keyword_search=self.keyword_search,
                 retriever=self.hybrid_retriever(),
-                reader=Reader(CorpusReader(self.pool)),
-                reasoner=reasoner,
-                fallback=extractive,
-                verifier=GroundingVerifier(CorpusReader(self.pool)),
-                stems=lambda text: frozenset(self.question_analyzer().stems(text)),
-                runs=RunRepository(self.pool),
-                options=LoopOptions(max_steps=self.settings.agent_max_steps),
             )
         return self._answerer
-
-    def question_analyzer(self) -> QuestionAnalyzer:
-        return QuestionAnalyzer(self.keyword_search.analyzer)
-
-    def extractive_reasoner(self) -> ExtractiveReasoner:
-        vectors = SentenceVectors(embedder=self.embedder, store=SentenceVectorRepository(self.pool))
-        scorer = EvidenceScorer(
-            analyzer=self.question_analyzer(), splitter=SentenceSplitter(), vectors=vectors
-        )
-        return ExtractiveReasoner(analyzer=self.question_analyzer(), scorer=scorer)
 
     async def warm(self) -> None:
         """Load the model and build the BM25 index now, not on the first question."""
         await self.embedder.load()
         await self.keyword_search.refresh()
         await self.answerer().warm()
+
+
+def build_agent_loop(
+    settings: Settings,
+    *,
+    pool: asyncpg.Pool,
+    embedder: SentenceTransformerEmbedder,
+    keyword_search: KeywordSearch,
+    retriever: Retriever,
+) -> AgentLoop:
+    """The agent loop over this pool: Claude when a key is set, the extractive reasoner
+    otherwise and as Claude's fallback; runs stored in the pool's agent_runs."""
+    analyzer = QuestionAnalyzer(keyword_search.analyzer)
+    vectors = SentenceVectors(embedder=embedder, store=SentenceVectorRepository(pool))
+    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    extractive = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+    reasoner: Reasoner = extractive
+    if settings.anthropic_api_key is not None:
+        from bot.claude import claude_reasoner
+
+        reasoner = claude_reasoner(settings)
+    corpus = CorpusReader(pool)
+    return AgentLoop(
+        retriever=retriever,
+        reader=Reader(corpus),
+        reasoner=reasoner,
+        fallback=extractive,
+        verifier=GroundingVerifier(corpus),
+        stems=lambda text: frozenset(analyzer.stems(text)),
+        runs=RunRepository(pool),
+        options=LoopOptions(max_steps=settings.agent_max_steps),
+    )
 
 
 @asynccontextmanager

@@ -45,6 +45,8 @@ class RunOutcome:
     # Plain sentences about the run itself ("Claude was unavailable: fell back to …").
     notes: Sequence[str] = ()
     latency_ms: float | None = None
+    # {steps, steps_after_coverage, rewrites, rewrites_with_evidence}
+    stats: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,7 @@ class StoredRun:
     sources: list[dict[str, Any]] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     latency_ms: float | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 class RunRepository:
@@ -93,7 +96,8 @@ class RunRepository:
             """UPDATE agent_runs SET status = 'finished', finished_at = now(), stop_reason = $2,
                       escalate = $3, steps = $4, queries = $5, evidence_chunk_ids = $6,
                       verification = $7, answer = $8, standalone_question = $9,
-                      sub_questions = $10, sources = $11, notes = $12, latency_ms = $13
+                      sub_questions = $10, sources = $11, notes = $12, latency_ms = $13,
+                      stats = $14
                WHERE id = $1""",
             run_id,
             outcome.stop_reason,
@@ -108,6 +112,7 @@ class RunRepository:
             json.dumps([dict(s) for s in outcome.sources], default=str),
             json.dumps(list(outcome.notes)),
             outcome.latency_ms,
+            json.dumps(dict(outcome.stats)),
         )
 
     async def fail(
@@ -160,4 +165,5 @@ def _stored(row: asyncpg.Record) -> StoredRun:
         sources=json.loads(row["sources"]),
         notes=json.loads(row["notes"]),
         latency_ms=row["latency_ms"],
+        stats=json.loads(row["stats"]),
     )

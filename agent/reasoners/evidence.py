@@ -76,6 +76,7 @@ class ScoredUnit:
     similarity: float
     score: float
     support: Support
+    typed: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,6 +89,7 @@ class _Lexical:
     coverage: float
     blocked: bool
     typed: bool
+    bridged: bool = False
 
 
 class EvidenceScorer:
@@ -106,33 +108,50 @@ class EvidenceScorer:
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
 
     async def score(
-        self, question: QuestionAnalysis, passages: Sequence[Passage]
+        self,
+        question: QuestionAnalysis,
+        passages: Sequence[Passage],
+        *,
+        bridges: Sequence[str] = (),
+        follow_ups: Sequence[str] = (),
     ) -> list[ScoredUnit]:
-        """The passages' units that are not ruled out, best first, with their support."""
+        """The passages' units that are not ruled out, best first, with their support.
+
+        `bridges` are names the first hop led to: a passage that names one stands in for
+        the question's own names (its units answer the question through it), and its
+        units are as close to the question as they are to the `follow_ups` (the queries
+        that searched for the bridge)."""
         # The question's word pairs the knowledge base uses as phrases ("annual leave").
         phrases = {p for p in question.pairs if any(p in self._pairs(x.text) for x in passages)}
-        lexical = [u for p in passages for u in self._lexical(question, p, phrases)]
+        lexical = [
+            u
+            for p in passages
+            for u in self._lexical(question, p, phrases, self._bridged(question, p, bridges))
+        ]
         shortlist = sorted(
             (u for u in lexical if not u.blocked),
             key=lambda u: -(u.coverage + 0.2 * u.passage.score + 0.1 * u.typed),
         )[: self._options.shortlist]
         if not shortlist:
             return []
-        vectors = await self._vectors.vectors([question.text, *(u.unit.text for u in shortlist)])
-        similarity = vectors[1:] @ vectors[0]
+        asked = [question.text, *follow_ups]
+        vectors = await self._vectors.vectors([*asked, *(u.unit.text for u in shortlist)])
+        against = np.asarray(vectors[len(asked) :] @ vectors[: len(asked)].T)
         scored = [
-            self._scored(u, float(s))
-            for u, s in zip(shortlist, np.asarray(similarity), strict=True)
+            self._scored(u, float(row.max() if u.bridged else row[0]))
+            for u, row in zip(shortlist, against, strict=True)
         ]
         return sorted(scored, key=lambda s: -s.score)
 
     def _scored(self, unit: _Lexical, similarity: float) -> ScoredUnit:
         o = self._options
         support: Support = "weak"
-        if unit.typed and similarity >= o.floor:
-            if unit.coverage >= o.strong_coverage and similarity >= o.strong_similarity:
-                support = "strong"
-            elif unit.coverage >= o.partial_coverage:
+        if similarity >= o.floor:
+            if unit.typed and unit.coverage >= o.strong_coverage:
+                strong = similarity >= o.strong_similarity
+                support = "strong" if strong else "partial"
+            elif unit.coverage >= (o.partial_coverage if unit.typed else o.strong_coverage):
+                # Untyped, it answers nothing alone but may lead to what does.
                 support = "partial"
         score = similarity + 0.5 * unit.coverage + 0.2 * unit.passage.score + 0.1 * unit.typed
         return ScoredUnit(
@@ -145,14 +164,27 @@ class EvidenceScorer:
             similarity,
             round(score, 4),
             support,
+            unit.typed,
         )
 
+    def _bridged(
+        self, question: QuestionAnalysis, passage: Passage, bridges: Sequence[str]
+    ) -> frozenset[str]:
+        text = f"{passage.title}\n{passage.text}".casefold()
+        if any(b.casefold() in text for b in bridges):
+            return frozenset(question.names)
+        return frozenset()
+
     def _lexical(
-        self, question: QuestionAnalysis, passage: Passage, phrases: set[tuple[str, str]]
+        self,
+        question: QuestionAnalysis,
+        passage: Passage,
+        phrases: set[tuple[str, str]],
+        bridged: frozenset[str],
     ) -> list[_Lexical]:
         units = self._splitter.split(passage.text)
         listed = [(u.start, u.end) for u in units if u.kind == "list"]
-        passage_stems = self.stems(passage.text) | self.stems(passage.title)
+        passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
         found = []
         for unit in units:
             if unit.lead_in or _inside_list(unit, listed):
@@ -160,7 +192,9 @@ class EvidenceScorer:
             chunk = _chunk_of(passage, unit)
             if chunk is None:
                 continue  # crosses a chunk boundary: no chunk would verify it
-            found.append(self._judge_unit(question, passage, unit, chunk, passage_stems, phrases))
+            found.append(
+                self._judge_unit(question, passage, unit, chunk, passage_stems, phrases, bridged)
+            )
         return found
 
     def _judge_unit(
@@ -171,10 +205,11 @@ class EvidenceScorer:
         chunk: ChunkSpan,
         passage_stems: frozenset[str],
         phrases: set[tuple[str, str]],
+        bridged: frozenset[str],
     ) -> _Lexical:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
         own = self.stems(unit.text)
-        context = own | self.stems(passage.title) | self.stems(section)
+        context = own | self.stems(passage.title) | self.stems(section) | bridged
         terms = question.key_terms
         covered = terms & context
         names = set(question.names)
@@ -198,6 +233,7 @@ class EvidenceScorer:
             coverage=coverage,
             blocked=contradicted or bool(unnamed) or negation,
             typed=has_candidate(unit.text, question.answer_type, question.text),
+            bridged=bool(bridged),
         )
 
     def stems(self, text: str) -> frozenset[str]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.conflicts import find_conflicts
 from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
 from agent.grounding import normalise
 from agent.language.decompose import decompose
@@ -75,7 +76,15 @@ class ExtractiveReasoner:
         self, sub_question: int, passages: Sequence[Passage], state: AgentState
     ) -> list[Evidence]:
         analysis = self._analysis(state, sub_question)
-        scored = await self._scorer.score(analysis, passages)
+        bridges = state.bridges.get(sub_question, [])
+        follow_ups = [
+            r.query.text
+            for r in state.queries
+            if r.query.sub_question == sub_question and r.query.intent != "broad_recall"
+        ]
+        scored = await self._scorer.score(
+            analysis, passages, bridges=bridges, follow_ups=follow_ups
+        )
         kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
         return [_evidence(sub_question, s, state.step) for s in kept]
 
@@ -86,7 +95,8 @@ class ExtractiveReasoner:
             found = state.evidence_for(index)
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
             share = len(covered & terms) / len(terms) if terms else 1.0
-            if found and share >= self._options.joint_coverage:
+            typed = any(e.typed for e in found)
+            if found and typed and share >= self._options.joint_coverage:
                 answered.add(index)
             else:
                 gaps.append(
@@ -106,15 +116,16 @@ class ExtractiveReasoner:
         found = sorted(state.evidence_for(gap.sub_question), key=lambda e: -e.score)
         bridges = [n for e in found[:2] for n in new_names(e.quote, question)]
         keywords = _surface_words(question, analysis.terms, self._analyzer)
-        candidates = [f"{bridge} {words}".strip() for bridge in bridges[:2]]
-        candidates.append(keywords)
-        for candidate in candidates:
-            if (
-                candidate
-                and not state.ran(candidate)
-                and normalise(candidate) != normalise(question)
-            ):
-                return candidate
+        candidates = [(f"{bridge} {words}".strip(), bridge) for bridge in bridges[:2]]
+        candidates.append((keywords, ""))
+        for candidate, bridge in candidates:
+            if not candidate or state.ran(candidate):
+                continue
+            if normalise(candidate) == normalise(question):
+                continue
+            if bridge:
+                state.bridges.setdefault(gap.sub_question, []).append(bridge)
+            return candidate
         return None
 
     async def synthesize(self, state: AgentState) -> list[DraftClaim]:
@@ -140,13 +151,22 @@ class ExtractiveReasoner:
             adds = bool(candidate.covered - covered)
             new_document = candidate.document_id not in documents
             close = candidate.score >= best.score - o.runner_up_margin
-            if (adds and (not new_document or len(documents) < o.documents_per_question)) or (
-                close and not new_document
+            # Another source saying otherwise is shown, never silently left out.
+            disagrees = new_document and bool(
+                find_conflicts([*chosen, candidate], stems=self._stems)
+            )
+            if (
+                (adds and (not new_document or len(documents) < o.documents_per_question))
+                or (close and not new_document)
+                or disagrees
             ):
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
         return [DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score) for e in chosen]
+
+    def _stems(self, text: str) -> frozenset[str]:
+        return frozenset(self._analyzer.stems(text))
 
     def _analysis(self, state: AgentState, index: int) -> QuestionAnalysis:
         return self._analyzer.analyse(state.sub_questions[index].text)
@@ -171,6 +191,7 @@ def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
         support=scored.support,
         covered=scored.covered,
         step=step,
+        typed=scored.typed,
     )
 
 

@@ -42,3 +42,7 @@ CREATE TABLE sentence_vectors (
     created_at  timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (model, text_hash)
 );
+
+-- Counts for evaluation and the trace: retrieval steps, steps taken after every key
+-- sub-question was answered, rewritten queries and how many of them added evidence.
+ALTER TABLE agent_runs ADD COLUMN stats jsonb NOT NULL DEFAULT '{}';
