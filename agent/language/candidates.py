@@ -80,7 +80,8 @@ def names(tokens: Iterable[str], *, first: str | None = None) -> list[str]:
     """Capitalised tokens that read as names (not a sentence's capitalised first word)."""
     found = []
     for index, token in enumerate(tokens):
-        if not token[:1].isupper() or token.casefold() in _COMMON_CAPITALS:
+        acronym = len(token) > 1 and token.isupper()  # "IT", "HR": names, not pronouns
+        if not token[:1].isupper() or (token.casefold() in _COMMON_CAPITALS and not acronym):
             continue
         if index == 0 and token == first and token.casefold() in _COMMON_CAPITALS:
             continue

@@ -90,6 +90,7 @@ class _Lexical:
     blocked: bool
     typed: bool
     bridged: bool = False
+    complete: bool = True  # every name of the question is in it, its page or the bridge
 
 
 class EvidenceScorer:
@@ -148,7 +149,7 @@ class EvidenceScorer:
         support: Support = "weak"
         if similarity >= o.floor:
             if unit.typed and unit.coverage >= o.strong_coverage:
-                strong = similarity >= o.strong_similarity
+                strong = similarity >= o.strong_similarity and unit.complete
                 support = "strong" if strong else "partial"
             elif unit.coverage >= (o.partial_coverage if unit.typed else o.strong_coverage):
                 # Untyped, it answers nothing alone but may lead to what does.
@@ -221,6 +222,9 @@ class EvidenceScorer:
             for modifier, head in phrases
         )
         unnamed = (names - context) - passage_stems
+        # Naming none of the question's names, it is about something else; naming some,
+        # it may answer part of a question whose names span two pages (multi-hop).
+        off_topic = bool(names) and not names & (context | passage_stems)
         negation = question.negated and not is_negated(unit.text)
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
@@ -231,9 +235,10 @@ class EvidenceScorer:
             section=section,
             covered=frozenset(covered),
             coverage=coverage,
-            blocked=contradicted or bool(unnamed) or negation,
+            blocked=contradicted or off_topic or negation,
             typed=has_candidate(unit.text, question.answer_type, question.text),
             bridged=bool(bridged),
+            complete=not unnamed,
         )
 
     def stems(self, text: str) -> frozenset[str]:

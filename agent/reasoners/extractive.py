@@ -17,6 +17,7 @@ Claims are the quotes themselves.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,6 +87,21 @@ class ExtractiveReasoner:
             analysis, passages, bridges=bridges, follow_ups=follow_ups
         )
         kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
+        linked = _linked(kept, passages)
+        if linked:
+            # Pages the evidence names by title are the second hop, read in the same step.
+            again = await self._scorer.score(
+                analysis,
+                [p for p in passages if p.title in linked],
+                bridges=[*bridges, *(_plain_title(t) for t in linked)],
+                follow_ups=[*follow_ups, *(f"{_plain_title(t)} {analysis.text}" for t in linked)],
+            )
+            known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
+            kept += [
+                s
+                for s in again
+                if s.support != "weak" and (s.chunk.chunk_id, s.unit.text) not in known
+            ][:2]
         return [_evidence(sub_question, s, state.step) for s in kept]
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
@@ -96,7 +112,8 @@ class ExtractiveReasoner:
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
             share = len(covered & terms) / len(terms) if terms else 1.0
             typed = any(e.typed for e in found)
-            if found and typed and share >= self._options.joint_coverage:
+            names = set(self._analysis(state, index).names)
+            if found and typed and names <= covered and share >= self._options.joint_coverage:
                 answered.add(index)
             else:
                 gaps.append(
@@ -193,6 +210,25 @@ def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
         step=step,
         typed=scored.typed,
     )
+
+
+_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def _plain_title(title: str) -> str:
+    """A title as texts name it: "Manon (opera)" is named "Manon"."""
+    return _DISAMBIGUATION.sub("", title).strip()
+
+
+def _linked(kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
+    """Titles of passages that the evidence's units name, other than their own pages'."""
+    own = {s.passage.title for s in kept}
+    text = " ".join(s.unit.text for s in kept)
+    return {
+        p.title
+        for p in passages
+        if p.title not in own and len(_plain_title(p.title)) > 3 and _plain_title(p.title) in text
+    }
 
 
 def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:

@@ -1,4 +1,4 @@
-"""The agent tests' corpus and loop: five real handbook pages, indexed once per module."""
+"""The agent tests' corpus and loop: five real handbook pages, indexed once per session."""
 
 from __future__ import annotations
 
@@ -133,11 +133,11 @@ async def built(dsn: str, embedder: SentenceTransformerEmbedder) -> AsyncIterato
         await pool.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 async def handbook(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    """Five handbook pages, indexed once for the module's tests."""
+    """Five handbook pages, indexed once for the session's agent tests."""
     dsn, name = await indexed_database(pg_server, embedder, handbook_mini(), "handbook")
     try:
         async for result in built(dsn, embedder):
