@@ -185,7 +185,7 @@ class _Run:
                 return "no_better_action"
             if self.state.step >= self.state.max_steps:
                 return "max_steps_reached"
-            if self.state.answered >= set(self._key_indexes()):
+            if self._satisfied():
                 self.state.steps_after_coverage += 1
             self.state.step += 1
             added = await self._step(batch)
@@ -278,16 +278,16 @@ class _Run:
         return True
 
     async def _judged_enough(self) -> bool:
-        undecided = [i for i in self._key_indexes() if i not in self.state.answered]
-        if not undecided:
+        if self._satisfied():
             self.state.gaps = []
             return True
+        undecided = [i for i in self._required() if i not in self.state.answered]
         judgement = await self._decide(
             "judge", f"{len(undecided)} undecided", lambda r: r.judge(self.state, undecided)
         )
         self.state.answered |= judgement.answered
         self.state.gaps = list(judgement.gaps)
-        return judgement.enough
+        return self._satisfied()
 
     async def _rewrite_gaps(self) -> None:
         for gap in self.state.gaps:
@@ -303,6 +303,17 @@ class _Run:
 
     def _key_indexes(self) -> list[int]:
         return [i for i, q in enumerate(self.state.sub_questions) if q.key]
+
+    def _required(self) -> list[int]:
+        """The key sub-questions; when none is key (the options of "A or B?"), all."""
+        return self._key_indexes() or list(range(len(self.state.sub_questions)))
+
+    def _satisfied(self) -> bool:
+        """Every key sub-question answered; with none key, any one of them."""
+        keys = self._key_indexes()
+        if keys:
+            return set(keys) <= self.state.answered
+        return bool(self.state.answered) or not self.state.sub_questions
 
     # --- decisions, with the fallback -------------------------------------------------
 
@@ -368,7 +379,9 @@ class _Run:
                 )
             )
         subs = self._sub_questions(kept)
-        escalate = any(s.key and s.status == "missing" for s in subs)
+        escalate = any(s.key and s.status == "missing" for s in subs) or all(
+            s.status == "missing" for s in subs
+        )
         stop = self.state.stop_reason or "no_better_action"
         if escalate and rejected and stop == "enough_evidence":
             stop = "insufficient_grounding"

@@ -34,6 +34,13 @@ _COMMON = re.compile(
     r"^(?P<head>.*?\b(?:do|does|did)\s+)(?P<a>[A-Z][^,?]*?)\s+and\s+(?P<b>[A-Z][^,?]*?)\s+"
     r"(?:have|share)\b.*\bin common\b",
 )
+# "What is in both the Lithocarpus and Duranta species?"  "Both A and B had what role?"
+_BOTH_INSIDE = re.compile(
+    r"\bboth\s+(?:the\s+)?(?P<a>[^,?]+?)\s+and\s+(?:the\s+)?(?P<b>[^,?]+?)"
+    r"(?=\s+(?:(?:is|are|was|were|have|has|had|did|do|does|fought|born|made|played|"
+    r"located|from|species|genus|films?)\b)|\s*\?|\s*$)",
+    re.I,
+)
 _SECOND_CLAUSE = re.compile(
     r"\s*(?:,\s*)?\band\s+(?=(?:how|what|when|where|who|why|which|can|do|does|is|are|should)"
     r"\b)",
@@ -45,7 +52,7 @@ _COMPARISON_WORDS = re.compile(r"\b(?:both|the same|same|each|either|respectivel
 def decompose(question: str) -> list[str]:
     """The sub-questions of `question`, in order (the question itself when it is simple)."""
     text = " ".join(question.split())
-    for split in (_difference, _choice, _both, _in_common, _versus, _clauses):
+    for split in (_difference, _choice, _both, _both_inside, _in_common, _versus, _clauses):
         parts = split(text)
         if len(parts) > 1:
             return parts
@@ -58,6 +65,12 @@ def _difference(text: str) -> list[str]:
         return []
     tail = text[match.end() :].strip(" ?,")
     return [_join(side, tail) for side in (match["a"], match["b"])]
+
+
+def is_choice(question: str) -> bool:
+    """Whether `question` asks to pick one of its options ("Which is older, A or B?"):
+    then each option is a sub-question, and answering one of them answers it."""
+    return len(_choice(" ".join(question.split()))) > 1
 
 
 def _versus(text: str) -> list[str]:
@@ -82,6 +95,14 @@ def _both(text: str) -> list[str]:
         return []
     tail = _COMPARISON_WORDS.sub(" ", match["tail"])
     return [" ".join(f"{match['head']}{match[side]} {tail}".split()) + "?" for side in "ab"]
+
+
+def _both_inside(text: str) -> list[str]:
+    match = _BOTH_INSIDE.search(text)
+    if not match:
+        return []
+    head, tail = text[: match.start()], text[match.end() :]
+    return [" ".join(f"{head}{match[side]}{tail}".split()) for side in "ab"]
 
 
 def _in_common(text: str) -> list[str]:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from agent.conflicts import find_conflicts
 from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
 from agent.grounding import normalise
-from agent.language.decompose import decompose
+from agent.language.decompose import decompose, is_choice
 from agent.language.entities import new_names
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer
 from agent.reasoners.base import DraftClaim, Judgement, Route
@@ -45,7 +45,7 @@ class ExtractiveOptions:
     # A runner-up from an already cited document is kept if this close to the best.
     runner_up_margin: float = 0.15
     # Share of the key terms that partial quotes must carry together to answer.
-    joint_coverage: float = 0.8
+    joint_coverage: float = 0.6
 
 
 class ExtractiveReasoner:
@@ -71,7 +71,9 @@ class ExtractiveReasoner:
         return Route("search", standalone(question, goal.history))
 
     async def decompose(self, question: str) -> list[PlannedQuestion]:
-        return [PlannedQuestion(text) for text in decompose(question)]
+        parts = decompose(question)
+        key = len(parts) == 1 or not is_choice(question)
+        return [PlannedQuestion(text, key) for text in parts]
 
     async def extract(
         self, sub_question: int, passages: Sequence[Passage], state: AgentState
