@@ -41,6 +41,9 @@ _BOTH_INSIDE = re.compile(
     r"located|from|species|genus|films?)\b)|\s*\?|\s*$)",
     re.I,
 )
+# "… vocalists Billie Joe Armstrong and Frank Iero …": two names of two words or more.
+_NAME = r"[A-Z][\w'’.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’.-]*)+"
+_TWO_NAMES = re.compile(rf"(?P<a>{_NAME})\s+and\s+(?P<b>{_NAME})")
 _SECOND_CLAUSE = re.compile(
     r"\s*(?:,\s*)?\band\s+(?=(?:how|what|when|where|who|why|which|can|do|does|is|are|should)"
     r"\b)",
@@ -52,7 +55,16 @@ _COMPARISON_WORDS = re.compile(r"\b(?:both|the same|same|each|either|respectivel
 def decompose(question: str) -> list[str]:
     """The sub-questions of `question`, in order (the question itself when it is simple)."""
     text = " ".join(question.split())
-    for split in (_difference, _choice, _both, _both_inside, _in_common, _versus, _clauses):
+    for split in (
+        _difference,
+        _choice,
+        _both,
+        _both_inside,
+        _in_common,
+        _two_names,
+        _versus,
+        _clauses,
+    ):
         parts = split(text)
         if len(parts) > 1:
             return parts
@@ -99,6 +111,14 @@ def _both(text: str) -> list[str]:
 
 def _both_inside(text: str) -> list[str]:
     match = _BOTH_INSIDE.search(text)
+    if not match:
+        return []
+    head, tail = text[: match.start()], text[match.end() :]
+    return [" ".join(f"{head}{match[side]}{tail}".split()) for side in "ab"]
+
+
+def _two_names(text: str) -> list[str]:
+    match = _TWO_NAMES.search(text)
     if not match:
         return []
     head, tail = text[: match.start()], text[match.end() :]

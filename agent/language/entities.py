@@ -32,7 +32,13 @@ def names(text: str) -> list[str]:
     return sorted(unique, key=lambda n: -len(n.split()))
 
 
+_DATE_LIKE = re.compile(
+    r"\b(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Monday|Tuesday|Wednesday|Thursday|Friday|Saturday|Sunday)\b|\d"
+)
+
+
 def new_names(text: str, question: str) -> list[str]:
-    """The names of `text` that `question` does not already hold."""
+    """The names of `text` that `question` does not already hold (dates are no bridge)."""
     asked = question.casefold()
-    return [n for n in names(text) if n.casefold() not in asked]
+    return [n for n in names(text) if n.casefold() not in asked and not _DATE_LIKE.search(n)]
