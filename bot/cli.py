@@ -41,12 +41,13 @@ DEMO_QUESTIONS = (
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run one async command; turn the errors we know into one plain line and exit 1."""
+    from agent.errors import AgentError
     from jobs.errors import JobsError
     from store.errors import StoreError
 
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
-    except (StoreError, JobsError) as exc:
+    except (StoreError, JobsError, AgentError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
