@@ -135,15 +135,17 @@ class ExtractiveReasoner:
         found = sorted(state.evidence_for(gap.sub_question), key=lambda e: -e.score)
         bridges = [n for e in found[:2] for n in new_names(e.quote, question)]
         keywords = _surface_words(question, analysis.terms, self._analyzer)
-        candidates = [(f"{bridge} {words}".strip(), bridge) for bridge in bridges[:2]]
-        candidates.append((keywords, ""))
-        for candidate, bridge in candidates:
+        # The two best names together, then each alone: the search finds either page.
+        named = list(dict.fromkeys(bridges))[:2]
+        options = [named, *([n] for n in named[:2])] if named else []
+        candidates = [(f"{' '.join(n)} {words}".strip(), n) for n in options]
+        candidates.append((keywords, []))
+        for candidate, used in candidates:
             if not candidate or state.ran(candidate):
                 continue
             if normalise(candidate) == normalise(question):
                 continue
-            if bridge:
-                state.bridges.setdefault(gap.sub_question, []).append(bridge)
+            state.bridges.setdefault(gap.sub_question, []).extend(used)
             return candidate
         return None
 
