@@ -379,8 +379,9 @@ class _Run:
                 )
             )
         subs = self._sub_questions(kept)
-        escalate = any(s.key and s.status == "missing" for s in subs) or all(
-            s.status == "missing" for s in subs
+        # Quotes that only partly answer are shown, and a human is still offered.
+        escalate = any(s.key and s.status != "answered" for s in subs) or all(
+            s.status != "answered" for s in subs
         )
         stop = self.state.stop_reason or "no_better_action"
         if escalate and rejected and stop == "enough_evidence":

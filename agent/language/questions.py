@@ -81,7 +81,8 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
 _ASKING_WORDS = frozenset(
     """name call known refer term mean happen year date day month centuri decad time era
     number mani much percentag percent amount kind type sort way also differ exact approxim
-    estim typic usual general current main primari particular specif major certain""".split()
+    estim typic usual general current main primari particular specif major certain dure
+    within among upon via""".split()
 )
 
 

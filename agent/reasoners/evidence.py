@@ -58,6 +58,8 @@ class EvidenceOptions:
     # Share of the key terms (names count double) a unit must carry, with its context.
     strong_coverage: float = 0.6
     partial_coverage: float = 0.4
+    # What one hop of a question naming several entities must carry (see `anchored`).
+    hop_coverage: float = 0.25
     # Cosine floors for strong and partial support; below `floor` a unit is too far off.
     strong_similarity: float = 0.45
     floor: float = 0.35
@@ -91,6 +93,7 @@ class _Lexical:
     typed: bool
     bridged: bool = False
     complete: bool = True  # every name of the question is in it, its page or the bridge
+    anchored: bool = False  # it names, in its own words, an entity the question names
 
 
 class EvidenceScorer:
@@ -153,6 +156,10 @@ class EvidenceScorer:
                 support = "strong" if strong else "partial"
             elif unit.coverage >= (o.partial_coverage if unit.typed else o.strong_coverage):
                 # Untyped, it answers nothing alone but may lead to what does.
+                support = "partial"
+            elif unit.anchored and unit.coverage >= o.hop_coverage:
+                # One hop of a long question: it names one of the question's entities
+                # and carries part of it; the judge needs the other part elsewhere.
                 support = "partial"
         score = similarity + 0.5 * unit.coverage + 0.2 * unit.passage.score + 0.1 * unit.typed
         return ScoredUnit(
@@ -239,6 +246,7 @@ class EvidenceScorer:
             typed=has_candidate(unit.text, question.answer_type, question.text),
             bridged=bool(bridged),
             complete=not unnamed,
+            anchored=len(names & own) >= 2 or (len(names) == 1 and bool(names & own)),
         )
 
     def stems(self, text: str) -> frozenset[str]:

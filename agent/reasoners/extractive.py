@@ -110,7 +110,7 @@ class ExtractiveReasoner:
         answered, gaps = set(), []
         for index in undecided:
             terms = self._analysis(state, index).key_terms
-            found = state.evidence_for(index)
+            found = _two_documents(state.evidence_for(index), terms)
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
             share = len(covered & terms) / len(terms) if terms else 1.0
             typed = any(e.typed for e in found)
@@ -214,6 +214,21 @@ def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
         step=step,
         typed=scored.typed,
     )
+
+
+def _two_documents(evidence: Sequence[Evidence], terms: frozenset[str]) -> list[Evidence]:
+    """The evidence of the one or two documents that together carry the most key terms:
+    an answer joined from quotes is a hop and a second hop, not a collage of pages."""
+    by_document: dict[int, list[Evidence]] = {}
+    for e in evidence:
+        by_document.setdefault(e.document_id, []).append(e)
+
+    def carried(group: list[Evidence]) -> int:
+        return len(terms & frozenset().union(*(e.covered for e in group)))
+
+    groups = list(by_document.values())
+    options = [g for g in groups] + [a + b for i, a in enumerate(groups) for b in groups[i + 1 :]]
+    return max(options, key=carried, default=[])
 
 
 _DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
