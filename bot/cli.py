@@ -46,7 +46,8 @@ SETTINGS_ERROR = 2
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run one async command; turn the errors we know into one plain line and exit 1 or 2."""
-    from agent.rerank import RerankerUnavailable
+    from agent.errors import AgentError
+    from agent.retrieval.rerank import RerankerUnavailable
     from bot.errors import SettingsError
     from jobs.errors import JobsError
     from store.errors import EmbeddingModelUnavailable, StoreError
@@ -56,7 +57,7 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
     except (SettingsError, EmbeddingModelUnavailable, RerankerUnavailable) as exc:
         _error_line(exc)
         sys.exit(SETTINGS_ERROR)
-    except (StoreError, JobsError) as exc:
+    except (StoreError, JobsError, AgentError) as exc:
         _error_line(exc)
         sys.exit(1)
     except KeyboardInterrupt:
@@ -145,6 +146,16 @@ def ask(question: str, as_json: bool, blocks: bool) -> None:
 
 
 @main.command()
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+def trace(run_id: int, as_json: bool) -> None:
+    """Why run RUN_ID answered as it did: sub-questions, queries, sources, steps."""
+    from bot.commands import trace_command
+
+    _run(lambda: trace_command(_settings(), run_id, as_json=as_json))
+
+
+@main.command()
 @click.option("--no-prompt", is_flag=True, help="Answer the sample questions, then exit.")
 def demo(no_prompt: bool) -> None:
     """Index the bundled handbook, answer three questions, then take yours."""
@@ -209,7 +220,23 @@ def _settings() -> Any:
 # --- kb eval (retrieval evaluation; the work is in bot/eval_command.py) ---
 @main.group(name="eval")
 def eval_group() -> None:
-    """Measure retrieval quality on public benchmarks."""
+    """Measure retrieval and answer quality on public benchmarks."""
+
+
+@eval_group.command("answers")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write metrics here.")
+@click.option("--limit", type=click.IntRange(min=1), help="Answer only N questions.")
+@click.option("--seed", type=int, help="Shuffle the questions with this seed first.")
+@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+def answers(
+    directory: Path, json_path: Path | None, limit: int | None, seed: int | None, max_words: int
+) -> None:
+    """Run DIRECTORY/answers.jsonl through the agent loop over DIRECTORY/corpus.jsonl."""
+    from bot.eval_answers import AnswerEvalRequest, eval_answers_command
+
+    request = AnswerEvalRequest(directory, json_path, limit, seed, max_words)
+    _run(lambda: eval_answers_command(_settings(), request))
 
 
 @eval_group.command("retrieval")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import signal
@@ -119,6 +120,22 @@ async def ask_command(settings: Settings, question: str, *, as_json: bool, block
         click.echo(json.dumps({"blocks": answer_blocks(answer)}, indent=2))
 
 
+async def trace_command(settings: Settings, run_id: int, *, as_json: bool) -> None:
+    """Print why run `run_id` answered as it did (steps, queries, sources, stop reason)."""
+    from agent.trace import trace_from_run, trace_lines
+    from store.runs import RunRepository
+
+    async with open_runtime(settings) as runtime:
+        run = await RunRepository(runtime.pool).get(run_id)
+    if run is None:
+        raise click.ClickException(f"no run {run_id}; `kb ask` prints the id of each run")
+    trace = trace_from_run(run)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(trace), indent=2, default=str))
+        return
+    click.echo("\n".join(trace_lines(trace)))
+
+
 async def demo_command(settings: Settings, questions: Sequence[str], *, interactive: bool) -> None:
     handbook = handbook_config(settings)
     async with open_runtime(settings) as runtime:
@@ -180,6 +197,8 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:
         await runtime.embedder.load()
+        if serve_http and (await runtime.documents.counts())["chunks"]:
+            await runtime.warm()  # the first question should not pay for the BM25 build
         job = runtime.reindex_job(base_dir=base_dir)
         # Sources due at the same moment take turns here; the advisory lock inside the job
         # would otherwise make all but one of them skip.

@@ -15,7 +15,10 @@ from bot.sample_kb import handbook_root
 _VARIABLES = {
     "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
     "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
+    "KB_AGENT_MAX_STEPS", "ANTHROPIC_API_KEY", "KB_ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL",
+    "KB_ANTHROPIC_TIMEOUT",
 }  # fmt: skip
+_SECRETS = {"DATABASE_URL", "ANTHROPIC_API_KEY"}
 
 
 def _default_home() -> Path:
@@ -44,6 +47,17 @@ class Settings(BaseSettings):
     reranker_model: str | None = Field(
         default=None, validation_alias="KB_RERANKER_MODEL", min_length=1
     )
+    # The agent: steps per question, and Claude when a key is set (else the extractive
+    # reasoner). The key is a secret: never logged, never printed.
+    agent_max_steps: int = Field(default=4, ge=1, le=12, validation_alias="KB_AGENT_MAX_STEPS")
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_model: str = Field(
+        default="claude-sonnet-4-5", min_length=1, validation_alias="KB_ANTHROPIC_MODEL"
+    )
+    anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
+    anthropic_timeout: float = Field(
+        default=20.0, gt=0, le=600, validation_alias="KB_ANTHROPIC_TIMEOUT"
+    )
     host: str = Field(default="127.0.0.1", validation_alias="KB_HOST", min_length=1)
     port: int = Field(default=3000, validation_alias="KB_PORT", ge=1, le=65535)
 
@@ -67,4 +81,6 @@ def load_settings() -> Settings:
         if variable not in _VARIABLES:
             variable = variable.upper()
         message = str(first["msg"]).removeprefix("Value error, ")
-        raise SettingsError(f"{variable}: {message} (got {first.get('input')!r})") from None
+        # Never echo a secret back, even a malformed one.
+        got = "" if variable in _SECRETS else f" (got {first.get('input')!r})"
+        raise SettingsError(f"{variable}: {message}{got}") from None

@@ -10,9 +10,23 @@ from pathlib import Path
 
 import asyncpg
 
-from agent.hybrid import EF_SEARCH, HybridRetriever
-from agent.one_shot import OneShotAnswerer
-from agent.rerank import ChainedReranker, CrossEncoderReranker, Reranker, TitleLinkReranker
+from agent.grounding import GroundingVerifier
+from agent.language.questions import QuestionAnalyzer
+from agent.loop import AgentLoop, LoopOptions
+from agent.reasoners.base import Reasoner
+from agent.reasoners.evidence import EvidenceScorer
+from agent.reasoners.extractive import ExtractiveReasoner
+from agent.retrieval.dense import Retriever
+from agent.retrieval.hybrid import EF_SEARCH, HybridRetriever
+from agent.retrieval.reading import Reader
+from agent.retrieval.rerank import (
+    ChainedReranker,
+    CrossEncoderReranker,
+    Reranker,
+    TitleLinkReranker,
+)
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import SentenceSplitter
 from bot.settings import Settings
 from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
@@ -28,6 +42,7 @@ from store.index_runs import IndexRunRepository
 from store.keyword_search import KeywordSearch
 from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
+from store.sentence_vectors import SentenceVectorRepository
 from store.vector_search import VectorSearch
 
 log = logging.getLogger(__name__)
@@ -46,6 +61,8 @@ class Runtime:
     pgvector: PgvectorVersion
     # Embedders loaded to answer with the index's model when another one is configured.
     extra_embedders: list[SentenceTransformerEmbedder] = field(default_factory=list)
+    # The agent loop, built once per process and query model (runtime.answerer()).
+    _answerers: dict[str, AgentLoop] = field(default_factory=dict)
 
     async def query_embedder(self) -> Embedder:
         """The model that embeds questions: the index's active model, whatever is configured.
@@ -113,15 +130,60 @@ class Runtime:
             search_filter=ChunkFilter(sources=tuple(sources) if sources else None),
         )
 
-    def answerer(self, embedder: Embedder | None = None) -> OneShotAnswerer:
-        """The answer path the CLI and the bot call (every run stored in agent_runs);
-        pass `await query_embedder()` so questions match the stored vectors."""
+    def answerer(self, embedder: Embedder | None = None) -> AgentLoop:
+        """The answer path the CLI and the bot call, built once per process and query
+        model: the agent loop with the Claude reasoner when ANTHROPIC_API_KEY is set, else
+        the extractive one (which is also Claude's fallback). Every run is stored in
+        agent_runs. Pass `await query_embedder()` so questions match the stored vectors."""
         embedder = embedder or self.embedder
-        return OneShotAnswerer(
-            retriever=self.hybrid_retriever(embedder=embedder),
-            embedder=embedder,
-            runs=RunRepository(self.pool),
-        )
+        key = embedder.identity.name
+        if key not in self._answerers:
+            self._answerers[key] = build_agent_loop(
+                self.settings,
+                pool=self.pool,
+                embedder=embedder,
+                keyword_search=self.keyword_search,
+                retriever=self.hybrid_retriever(embedder=embedder),
+            )
+        return self._answerers[key]
+
+    async def warm(self) -> None:
+        """Load the model and build the BM25 index now, not on the first question."""
+        await self.embedder.load()
+        await self.keyword_search.refresh()
+        await self.answerer(await self.query_embedder()).warm()
+
+
+def build_agent_loop(
+    settings: Settings,
+    *,
+    pool: asyncpg.Pool,
+    embedder: Embedder,
+    keyword_search: KeywordSearch,
+    retriever: Retriever,
+) -> AgentLoop:
+    """The agent loop over this pool: Claude when a key is set, the extractive reasoner
+    otherwise and as Claude's fallback; runs stored in the pool's agent_runs."""
+    analyzer = QuestionAnalyzer(keyword_search.analyzer)
+    vectors = SentenceVectors(embedder=embedder, store=SentenceVectorRepository(pool))
+    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    extractive = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+    reasoner: Reasoner = extractive
+    if settings.anthropic_api_key is not None:
+        from bot.claude import claude_reasoner
+
+        reasoner = claude_reasoner(settings)
+    corpus = CorpusReader(pool)
+    return AgentLoop(
+        retriever=retriever,
+        reader=Reader(corpus),
+        reasoner=reasoner,
+        fallback=extractive,
+        verifier=GroundingVerifier(corpus),
+        stems=lambda text: frozenset(analyzer.stems(text)),
+        runs=RunRepository(pool),
+        options=LoopOptions(max_steps=settings.agent_max_steps),
+    )
 
 
 @asynccontextmanager

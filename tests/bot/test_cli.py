@@ -44,6 +44,15 @@ async def test_index_then_ask_over_database_url_prints_verified_quotes(
     # The embedded server was not used: KB_HOME holds no database.
     assert not (tmp_path / "home" / "postgres").exists()
 
+    traced = kb("trace", str(answer["run_id"]), env=env)
+    assert traced.returncode == 0, traced.stderr
+    assert f"Run {answer['run_id']} · finished · extractive reasoner" in traced.stdout
+    assert "Queries run:\n  - How do I request annual leave?" in traced.stdout
+    assert "Stopped: " + answer["stop_reason"] in traced.stdout
+    missing = kb("trace", "999999", env=env)
+    assert missing.returncode == 1 and "no run 999999" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
 
 async def test_an_unreachable_database_url_fails_with_one_clear_line(tmp_path: Path) -> None:
     env = {"DATABASE_URL": "postgresql://kb:s3cret-pass@127.0.0.1:9/kb", "KB_HOME": str(tmp_path)}

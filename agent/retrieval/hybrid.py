@@ -21,7 +21,7 @@ from typing import Literal, TypeVar
 
 import numpy as np
 
-from agent.fusion import (
+from agent.retrieval.fusion import (
     FusionOptions,
     RecencyOptions,
     ScoreDistribution,
@@ -29,7 +29,7 @@ from agent.fusion import (
     fuse,
     recency_weighted,
 )
-from agent.rerank import Reranker
+from agent.retrieval.rerank import Reranker
 from store.corpus import CorpusReader
 from store.embedding import Embedder
 from store.filters import NO_FILTER, ChunkFilter

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from agent.rerank import (
+from agent.retrieval.rerank import (
     ChainedReranker,
     CrossEncoderOptions,
     CrossEncoderReranker,

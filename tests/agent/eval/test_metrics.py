@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from agent.metrics import (
+from agent.eval.metrics import (
     bootstrap_samples,
     document_ranking,
     paired_difference,

@@ -1,5 +1,5 @@
 """Retrievers: turn a query into scored chunks. `DenseRetriever` is pgvector alone; the
-product uses `agent.hybrid.HybridRetriever`, which fits the same protocol."""
+product uses `agent.retrieval.hybrid.HybridRetriever`, which fits the same protocol."""
 
 from __future__ import annotations
 

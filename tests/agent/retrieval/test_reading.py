@@ -8,7 +8,7 @@ import asyncpg
 import numpy as np
 import pytest
 
-from agent.reading import Reader, ReadOptions, count_words
+from agent.retrieval.reading import Reader, ReadOptions, count_words
 from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity

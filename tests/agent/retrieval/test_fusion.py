@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from agent.fusion import (
+from agent.retrieval.fusion import (
     FusionOptions,
     RecencyOptions,
     ScoreDistribution,

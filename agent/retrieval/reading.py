@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from datetime import datetime
 
 from store.corpus import ChunkSpan, CorpusReader
 from store.vector_search import ChunkHit
@@ -46,6 +47,11 @@ class Passage:
     text: str
     chunk_ids: tuple[int, ...]  # the hits this passage covers, best first
     score: float  # the best of its hits' scores
+    # Every chunk the passage spans (hits and neighbours), in document order: a quote
+    # cut from the passage is cited to the chunk that holds it.
+    spans: tuple[ChunkSpan, ...] = ()
+    # When the document last changed (the best hit's), if known.
+    updated_at: datetime | None = None
 
     @property
     def heading(self) -> str:
@@ -60,6 +66,7 @@ class _Span:
     hits: list[ChunkHit]
     # The document changed since the search: the hit's own text is all we can show.
     stale: bool = False
+    chunks: dict[int, ChunkSpan] = field(default_factory=dict)
 
 
 class Reader:
@@ -92,7 +99,7 @@ class Reader:
         own = by_ordinal.get(hit.ordinal)
         if text is None or own is None or own.chunk_id != hit.chunk_id:
             # The document was reindexed since the search: read the hit as it was found.
-            return _Span(hit, hit.char_start, hit.char_end, [hit], stale=True)
+            return _Span(hit, hit.char_start, hit.char_end, [hit], True, {hit.chunk_id: _own(hit)})
         start, end, low, high = own.char_start, own.char_end, hit.ordinal, hit.ordinal
         grew = True
         while grew:
@@ -106,7 +113,10 @@ class Reader:
                     start, end = wider
                     low, high = min(low, ordinal), max(high, ordinal)
                     grew = True
-        return _Span(hit, start, end, [hit])
+        chunks = {
+            by_ordinal[o].chunk_id: by_ordinal[o] for o in range(low, high + 1) if o in by_ordinal
+        }
+        return _Span(hit, start, end, [hit], chunks=chunks)
 
     def _within_budget(self, spans: list[_Span], texts: dict[int, str]) -> list[Passage]:
         passages: list[Passage] = []
@@ -131,6 +141,7 @@ def _merge(spans: list[_Span]) -> list[_Span]:
             if mergeable and span.start <= other.end and other.start <= span.end:
                 other.start, other.end = min(other.start, span.start), max(other.end, span.end)
                 other.hits.append(span.hit)
+                other.chunks.update(span.chunks)
                 break
         else:
             merged.append(span)
@@ -154,4 +165,12 @@ def _passage(span: _Span, texts: dict[int, str]) -> Passage:
         text=cut,
         chunk_ids=tuple(dict.fromkeys(h.chunk_id for h in span.hits)),
         score=max(h.score for h in span.hits),
+        spans=tuple(sorted(span.chunks.values(), key=lambda c: c.char_start)),
+        updated_at=hit.updated_at,
+    )
+
+
+def _own(hit: ChunkHit) -> ChunkSpan:
+    return ChunkSpan(
+        hit.chunk_id, hit.document_id, hit.ordinal, hit.char_start, hit.char_end, hit.heading_path
     )

@@ -8,9 +8,9 @@ from datetime import UTC, datetime
 import asyncpg
 import pytest
 
-from agent.fusion import FusionOptions, ScoreDistribution, fuse
-from agent.hybrid import HybridOptions, HybridRetriever
-from agent.rerank import TitleLinkReranker
+from agent.retrieval.fusion import FusionOptions, ScoreDistribution, fuse
+from agent.retrieval.hybrid import HybridOptions, HybridRetriever
+from agent.retrieval.rerank import TitleLinkReranker
 from jobs.chunking import ChunkingPolicy
 from jobs.documents import SourceDocument, StaticSource
 from jobs.indexing import Indexer, IndexOptions

@@ -15,9 +15,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from agent.fusion import reciprocal_rank_fusion
-from agent.hybrid import HybridResult, HybridRetriever
-from agent.metrics import (
+from agent.eval.metrics import (
     METRIC_NAMES,
     Interval,
     QueryMetrics,
@@ -28,6 +26,8 @@ from agent.metrics import (
     query_metrics,
     summarise,
 )
+from agent.retrieval.fusion import reciprocal_rank_fusion
+from agent.retrieval.hybrid import HybridResult, HybridRetriever
 
 # The rows of the report, in order; the first four are the required JSON keys.
 SYSTEMS = ("bm25", "vector", "hybrid", "hybrid+rerank", "hybrid_rrf")
