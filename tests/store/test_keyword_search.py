@@ -15,16 +15,10 @@ from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.filters import ChunkFilter
-from store.keyword_search import (
-    BREAK,
-    Bm25Index,
-    KeywordOptions,
-    KeywordSearch,
-    PairIndex,
-    TermSequences,
-    Vocabulary,
-    _grouped,
-)
+from store.keyword_search import KeywordOptions, KeywordSearch
+from store.keyword_search.bm25 import Bm25Index
+from store.keyword_search.pairs import PairIndex
+from store.keyword_search.terms import BREAK, TermSequences, Vocabulary, grouped
 from store.text_analysis import TextAnalyzer
 
 CORPUS = [
@@ -132,9 +126,9 @@ def test_word_ids_newer_than_a_pair_index_match_nothing_there() -> None:
 def test_grouping_falls_back_to_a_two_key_sort_when_packed_keys_would_overflow() -> None:
     rng = np.random.default_rng(7)
     major, minor = rng.integers(0, 50, 500), rng.integers(0, 9, 500)
-    packed = _grouped(major, minor, 10)
+    packed = grouped(major, minor, 10)
     # A minor range this wide cannot be packed into int64 keys beside any major.
-    unpacked = _grouped(major, minor, 2**62)
+    unpacked = grouped(major, minor, 2**62)
     for a, b in zip(packed, unpacked, strict=True):
         assert np.array_equal(a, b)
     assert packed[2].sum() == 500 and len(packed[0]) == len(set(zip(major, minor, strict=True)))

@@ -1,22 +1,11 @@
-"""Keyword search: BM25 over chunk text (with document title and heading path), in memory.
-
-Scoring is rank-bm25's `BM25Okapi` exactly (k1, b, and negative idfs replaced by
-epsilon × the mean idf), computed eagerly: every (term, chunk) weight is worked out when
-the index is built and stored by term, so a query only adds up the postings of its own
-terms. That is what bm25s does too; doing it here keeps rank-bm25's idf (bm25s has no
-epsilon floor) and lets a filter mask apply before the top-k cut. At 100k chunks a query
-takes milliseconds where rank-bm25 takes ~150 ms (bench/retrieval_latency.py).
-
-A second BM25 index counts adjacent word pairs ("sick leave"): a chunk that has the
-question's words next to each other, as a phrase, scores there too. Pairs are int64 keys
-made of the two words' ids, so the index keeps no string per pair (a corpus has tens of
-distinct pairs per chunk). Each chunk is kept as one int32 array of its term ids in
-reading order, from which both indexes are rebuilt without analysing text again.
+"""KeywordSearch: the BM25 and word-pair indexes kept in step with Postgres.
 
 Each process keeps its own index. Before a search, the corpus version in Postgres is
 compared with the index's (every reindex bumps it); when it moved, the index is rebuilt
 in a worker thread, re-analysing only chunks it has not seen. While a rebuild runs,
-searches are answered from the previous index.
+searches are answered from the previous index. Each chunk is kept as one int32 array
+of its term ids in reading order, from which both indexes are rebuilt without analysing
+text again.
 """
 
 from __future__ import annotations
@@ -25,7 +14,6 @@ import asyncio
 import logging
 import sys
 import time
-from collections import Counter
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -34,271 +22,13 @@ import numpy as np
 
 from store.corpus import ChunkText, CorpusListing, CorpusReader
 from store.filters import NO_FILTER, ChunkFilter
+from store.keyword_search.bm25 import Bm25Index, Bm25Parameters, top_positive
+from store.keyword_search.pairs import PairIndex
+from store.keyword_search.terms import BREAK, TermSequences, Vocabulary
 from store.text_analysis import TextAnalyzer, TitleMentions
 from store.vector_search import ChunkHit
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class Bm25Parameters:
-    """rank-bm25's BM25Okapi defaults."""
-
-    k1: float = 1.5
-    b: float = 0.75
-    epsilon: float = 0.25
-
-
-class Vocabulary:
-    """Term → id, growing as new terms are seen (ids are never reused)."""
-
-    def __init__(self) -> None:
-        self._ids: dict[str, int] = {}
-
-    def __len__(self) -> int:
-        return len(self._ids)
-
-    def held_bytes(self) -> int:
-        """Bytes of the term → id map: the dict, its strings and its ints."""
-        entries = sum(sys.getsizeof(t) + sys.getsizeof(i) for t, i in self._ids.items())
-        return sys.getsizeof(self._ids) + entries
-
-    def encode(self, terms: Sequence[str]) -> tuple[np.ndarray, np.ndarray]:
-        """(term ids, counts) of a document, one entry per distinct term."""
-        counts = Counter(terms)
-        ids = np.fromiter(
-            (self._ids.setdefault(t, len(self._ids)) for t in counts),
-            dtype=np.int32,
-            count=len(counts),
-        )
-        return ids, np.fromiter(counts.values(), dtype=np.float32, count=len(counts))
-
-    def ids(self, terms: Sequence[str]) -> np.ndarray:
-        """The id of each term, in order (new terms get new ids)."""
-        ids = self._ids
-        return np.fromiter(
-            (ids.setdefault(t, len(ids)) for t in terms), dtype=np.int64, count=len(terms)
-        )
-
-    def known_ids(self, terms: Sequence[str]) -> np.ndarray:
-        """The id of each term, in order; -1 for a term never seen."""
-        return np.fromiter((self._ids.get(t, -1) for t in terms), dtype=np.int64, count=len(terms))
-
-    def lookup(self, terms: Sequence[str]) -> dict[int, int]:
-        """Known term id → how often the query repeats it; unknown terms score nothing."""
-        found: dict[int, int] = {}
-        for term in terms:
-            term_id = self._ids.get(term)
-            if term_id is not None:
-                found[term_id] = found.get(term_id, 0) + 1
-        return found
-
-
-@dataclass(frozen=True, slots=True)
-class Bm25Index:
-    """Eager BM25 weights stored by term: postings of term t are [start[t], start[t + 1])."""
-
-    size: int
-    start: np.ndarray  # int64, one more than the vocabulary size
-    documents: np.ndarray  # int32 document positions
-    weights: np.ndarray  # float32 BM25 weight of the term in that document
-
-    @classmethod
-    def build(
-        cls,
-        encoded: Sequence[tuple[np.ndarray, np.ndarray]],
-        *,
-        vocabulary_size: int,
-        parameters: Bm25Parameters | None = None,
-    ) -> Bm25Index:
-        """Index documents given as (term ids, counts), e.g. from `Vocabulary.encode`."""
-        n = len(encoded)
-        terms = _concat([ids for ids, _ in encoded], np.int64)
-        tf = _concat([counts for _, counts in encoded], np.float32)
-        distinct = np.fromiter((len(ids) for ids, _ in encoded), dtype=np.int64, count=n)
-        owner = np.repeat(np.arange(n, dtype=np.int64), distinct)
-        order = np.lexsort((owner, terms))
-        return cls.from_sorted_postings(
-            terms[order],
-            owner[order],
-            tf[order],
-            size=n,
-            vocabulary_size=vocabulary_size,
-            parameters=parameters,
-        )
-
-    @classmethod
-    def from_sequences(
-        cls,
-        sequences: TermSequences,
-        *,
-        vocabulary_size: int,
-        parameters: Bm25Parameters | None = None,
-    ) -> Bm25Index:
-        """Index documents given as term sequences (order and BREAKs do not matter here)."""
-        present = sequences.terms != BREAK
-        term, document, tf = _grouped(
-            sequences.terms[present], sequences.owner[present], sequences.size
-        )
-        return cls.from_sorted_postings(
-            term,
-            document,
-            tf,
-            size=sequences.size,
-            vocabulary_size=vocabulary_size,
-            parameters=parameters,
-        )
-
-    @classmethod
-    def from_sorted_postings(
-        cls,
-        terms: np.ndarray,
-        documents: np.ndarray,
-        tf: np.ndarray,
-        *,
-        size: int,
-        vocabulary_size: int,
-        parameters: Bm25Parameters | None = None,
-    ) -> Bm25Index:
-        """Index (term, document, tf) postings sorted by term, then document."""
-        p = parameters or Bm25Parameters()
-        tf = tf.astype(np.float64)
-        lengths = np.bincount(documents, weights=tf, minlength=size)
-        df = np.bincount(terms, minlength=vocabulary_size)
-        idf = _okapi_idf(df, size, p.epsilon)
-        average = lengths.sum() / size if size else 1.0
-        norm = p.k1 * (1 - p.b + p.b * lengths / (average or 1.0))
-        weights = idf[terms] * tf * (p.k1 + 1) / (tf + norm[documents])
-        start = np.zeros(vocabulary_size + 1, dtype=np.int64)
-        np.cumsum(df, out=start[1:])
-        return cls(size, start, documents.astype(np.int32), weights.astype(np.float32))
-
-    def scores(self, query: dict[int, int]) -> np.ndarray:
-        """BM25 score of every document for a query given as term id → repeats."""
-        spans = [
-            (self.start[t], self.start[t + 1], repeats)
-            for t, repeats in query.items()
-            if t + 1 < len(self.start)
-        ]
-        if not spans:
-            return np.zeros(self.size)
-        docs = np.concatenate([self.documents[a:b] for a, b, _ in spans])
-        weights = np.concatenate([self.weights[a:b] * r for a, b, r in spans])
-        return np.bincount(docs, weights=weights, minlength=self.size)
-
-    def top(
-        self, query: dict[int, int], *, limit: int, allowed: np.ndarray | None = None
-    ) -> list[tuple[int, float]]:
-        """The best (document position, score) pairs with a positive score, best first."""
-        scores = self.scores(query)
-        if allowed is not None:
-            scores = np.where(allowed, scores, 0.0)
-        return top_positive(scores, limit)
-
-
-def top_positive(scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
-    """Positions of the `limit` highest positive scores, ties broken by position."""
-    candidates = np.flatnonzero(scores > 0)
-    if len(candidates) > limit:
-        cut = np.argpartition(-scores[candidates], limit - 1)[:limit]
-        candidates = candidates[cut]
-    order = np.lexsort((candidates, -scores[candidates]))
-    return [(int(candidates[i]), float(scores[candidates[i]])) for i in order]
-
-
-BREAK = -1  # in a term sequence: between runs that no word pair spans
-
-
-@dataclass(frozen=True, slots=True)
-class TermSequences:
-    """Documents' term ids in reading order, flat: `terms[i]` belongs to document
-    `owner[i]`. BREAK separates runs (title, heading, text, each identifier) so that no
-    word pair spans two of them."""
-
-    terms: np.ndarray  # int32
-    owner: np.ndarray  # int32
-    size: int
-
-    @classmethod
-    def of(cls, sequences: Sequence[np.ndarray]) -> TermSequences:
-        lengths = np.fromiter((len(s) for s in sequences), np.int64, count=len(sequences))
-        owner = np.repeat(np.arange(len(sequences), dtype=np.int32), lengths)
-        return cls(_concat(sequences, np.int32), owner, len(sequences))
-
-
-def _grouped(
-    major: np.ndarray, minor: np.ndarray, minor_size: int
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The distinct (major, minor) pairs, sorted by major then minor, and how often each
-    occurs: one sort of packed int64 keys, or a two-key sort when they would overflow."""
-    major, minor = major.astype(np.int64), minor.astype(np.int64)
-    if not len(major):
-        return major, minor, np.zeros(0, np.float32)
-    if int(major.max()) < np.iinfo(np.int64).max // max(minor_size, 1) - 1:
-        keys, counts = np.unique(major * minor_size + minor, return_counts=True)
-        return keys // minor_size, keys % minor_size, counts.astype(np.float32)
-    order = np.lexsort((minor, major))
-    major, minor = major[order], minor[order]
-    first = np.flatnonzero(np.r_[True, (major[1:] != major[:-1]) | (minor[1:] != minor[:-1])])
-    counts = np.diff(np.r_[first, len(major)]).astype(np.float32)
-    return major[first], minor[first], counts
-
-
-@dataclass(frozen=True, slots=True)
-class PairIndex:
-    """BM25 over adjacent word pairs. A pair (a, b) of word ids has the key a × width + b;
-    its term id is the key's position in the sorted `keys`."""
-
-    keys: np.ndarray  # int64, sorted, distinct
-    width: int  # one more than the largest word id indexed
-    index: Bm25Index
-
-    @classmethod
-    def build(
-        cls, sequences: TermSequences, *, parameters: Bm25Parameters | None = None
-    ) -> PairIndex:
-        t, owner = sequences.terms.astype(np.int64), sequences.owner
-        width = int(t.max()) + 1 if len(t) else 1
-        adjacent = (t[:-1] != BREAK) & (t[1:] != BREAK) & (owner[:-1] == owner[1:])
-        keys = (t[:-1] * width + t[1:])[adjacent]
-        key, document, tf = _grouped(keys, owner[:-1][adjacent], sequences.size)
-        first = np.r_[True, key[1:] != key[:-1]] if len(key) else np.zeros(0, bool)
-        index = Bm25Index.from_sorted_postings(
-            np.cumsum(first) - 1,
-            document,
-            tf,
-            size=sequences.size,
-            vocabulary_size=int(first.sum()),
-            parameters=parameters,
-        )
-        return cls(key[first], width, index)
-
-    def query(self, word_ids: np.ndarray) -> dict[int, int]:
-        """Pair term id → how often the query has that pair, given the query's word ids in
-        order (-1 for a word the vocabulary does not know)."""
-        ids = word_ids.astype(np.int64)
-        known = (ids[:-1] >= 0) & (ids[1:] >= 0) & (ids[:-1] < self.width) & (ids[1:] < self.width)
-        keys = (ids[:-1] * self.width + ids[1:])[known]
-        if not len(self.keys) or not len(keys):
-            return {}
-        positions = np.searchsorted(self.keys, keys).clip(max=len(self.keys) - 1)
-        found = positions[self.keys[positions] == keys]
-        return dict(Counter(found.tolist()))
-
-
-def _okapi_idf(df: np.ndarray, n: int, epsilon: float) -> np.ndarray:
-    """rank-bm25's idf: log((N - df + .5) / (df + .5)), negatives → epsilon × mean idf."""
-    present = df > 0
-    idf = np.zeros(len(df), dtype=np.float64)
-    idf[present] = np.log(n - df[present] + 0.5) - np.log(df[present] + 0.5)
-    if present.any():
-        floor = epsilon * idf[present].mean()
-        idf[present & (idf < 0)] = floor
-    return idf
-
-
-def _concat(parts: Sequence[np.ndarray], dtype: type) -> np.ndarray:
-    return np.concatenate(parts).astype(dtype, copy=False) if parts else np.zeros(0, dtype)
 
 
 @dataclass(frozen=True, slots=True)
