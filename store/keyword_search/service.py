@@ -1,73 +1,39 @@
-"""KeywordSearch: the BM25 and word-pair indexes kept in step with Postgres.
+"""KeywordSearch: BM25 over single terms and word pairs, kept in step with Postgres.
 
-Each process keeps its own index. Before a search, the corpus version in Postgres is
-compared with the index's (every reindex bumps it); when it moved, the index is rebuilt
-in a worker thread, re-analysing only chunks it has not seen. While a rebuild runs,
-searches are answered from the previous index. Each chunk is kept as one int32 array
-of its term ids in reading order, from which both indexes are rebuilt without analysing
-text again.
+Each process keeps its own index (store/keyword_search/segmented.py). The first search
+(or `refresh`) reads every chunk once, in batches, into a few large segments. Before
+each later search the corpus version in Postgres is compared with the index's (every
+write bumps it); when it moved, the documents written since the index's Postgres
+snapshot are read from the change log (migration 0005) and applied before the search is
+answered: their old chunks masked, their chunks as they are now analysed into one small
+segment. Only when more documents changed than `max_changed_documents` (a new embedding
+model, say) is everything read again, in the background, with searches answered from
+the previous index meanwhile.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from typing import Literal
 
 import numpy as np
 
-from store.corpus import ChunkText, CorpusListing, CorpusReader
+from store.corpus import CorpusChanges, CorpusPoint, CorpusReader, IndexedChunk
 from store.filters import NO_FILTER, ChunkFilter
-from store.keyword_search.bm25 import Bm25Index, Bm25Parameters, top_positive
-from store.keyword_search.pairs import PairIndex
+from store.keyword_search.bm25 import Bm25Parameters
+from store.keyword_search.pairs import PairVocabulary, pair_occurrences, query_pairs
+from store.keyword_search.segmented import ChunkColumns, Segment, SegmentedIndex, SegmentPolicy
+from store.keyword_search.segments import Postings
 from store.keyword_search.terms import BREAK, TermSequences, Vocabulary
 from store.text_analysis import TextAnalyzer, TitleMentions
 from store.vector_search import ChunkHit
 
 log = logging.getLogger(__name__)
-
-
-@dataclass(frozen=True, slots=True)
-class _Snapshot:
-    """One built index with the chunk metadata the filters need, by index position."""
-
-    version: int
-    index: Bm25Index
-    chunk_ids: np.ndarray
-    document_ids: np.ndarray
-    source_codes: np.ndarray
-    source_names: tuple[str, ...]
-    collection_codes: np.ndarray
-    collection_names: tuple[str, ...]
-    updated_at: np.ndarray
-    titles: TitleMentions
-    pairs: PairIndex | None
-
-    def allowed(self, where: ChunkFilter) -> np.ndarray | None:
-        """Which index positions pass `where` (None: all of them)."""
-        mask = None
-        if where.sources is not None:
-            mask = _and(mask, _in(self.source_codes, self.source_names, where.sources))
-        if where.collections is not None:
-            mask = _and(mask, _in(self.collection_codes, self.collection_names, where.collections))
-        if where.updated_after is not None:
-            mask = _and(mask, self.updated_at >= where.updated_after.timestamp())
-        if where.updated_before is not None:
-            mask = _and(mask, self.updated_at < where.updated_before.timestamp())
-        return mask
-
-
-def _in(codes: np.ndarray, names: tuple[str, ...], wanted: Sequence[str]) -> np.ndarray:
-    chosen = set(wanted)
-    return np.isin(codes, [i for i, name in enumerate(names) if name in chosen])
-
-
-def _and(mask: np.ndarray | None, other: np.ndarray) -> np.ndarray:
-    return other if mask is None else mask & other
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,23 +49,17 @@ class KeywordHits:
 
 
 @dataclass(frozen=True, slots=True)
-class _Analysed:
-    """One chunk as the index saw it: the title it was analysed with, and its term ids in
-    reading order (a TermSequences entry), one int32 per term."""
-
-    title: str
-    sequence: np.ndarray
-
-
-@dataclass(frozen=True, slots=True)
 class BuildStats:
-    """What the last rebuild did: how many chunks it indexed and how many it had to analyse."""
+    """What the last change of the index did: a full read of the corpus or an update."""
 
+    kind: Literal["full", "update"]
     version: int
-    chunks: int
-    analysed: int
+    chunks: int  # live chunks indexed
+    analysed: int  # chunks whose text was analysed for this change
     seconds: float
-    # What the index and its per-chunk cache hold, in MB (arrays and their entries).
+    segments: int
+    # What the index holds, in MB: its arrays, the vocabularies and the title table
+    # (the vocabulary's Python strings are measured on full builds only).
     megabytes: float
 
 
@@ -110,17 +70,64 @@ class KeywordOptions:
     parameters: Bm25Parameters = field(default_factory=lambda: Bm25Parameters(k1=0.9, b=0.4))
     # The title counts this many times (a cheap BM25F): titles name what a document is about.
     title_weight: int = 2
-    # Also index adjacent word pairs (`search_pairs`). At 100k chunks the index then holds
-    # about 1.6× the memory (bench/results/retrieval_latency.md).
+    # Also index adjacent word pairs (`search_pairs`).
     word_pairs: bool = True
     # Seconds between corpus-version checks; 0 checks before every search.
     check_interval: float = 0.0
-    # Answer from the previous index while a rebuild runs (False: wait for it).
+    # Answer from the previous index while a full read runs (False: wait for it).
     serve_stale: bool = True
+    # More changed documents than this since the index's snapshot: read everything again.
+    max_changed_documents: int = 2_000
+    # Chunks per segment of a full read: bounds the memory one build step takes.
+    segment_chunks: int = 100_000
+    segments: SegmentPolicy = field(default_factory=SegmentPolicy)
+
+
+@dataclass(frozen=True, slots=True)
+class _Snapshot:
+    """One consistent state of the index: what it holds and where in Postgres it stands."""
+
+    point: CorpusPoint
+    index: SegmentedIndex
+    vocabulary: Vocabulary
+    pairs: PairVocabulary
+    titles: TitleMentions
+    held_vocabulary_bytes: int
+
+    @property
+    def version(self) -> int:
+        return self.point.version
+
+    def allowed(self, where: ChunkFilter) -> np.ndarray:
+        """Which positions are live and pass `where`."""
+        columns, mask = self.index.columns, self.index.alive
+        sources = self.point.sources
+        if where.sources is not None:
+            wanted = set(where.sources)
+            ids = [i for i, (name, _) in sources.items() if name in wanted]
+            mask = mask & np.isin(columns.source_ids, ids)
+        if where.collections is not None:
+            wanted = set(where.collections)
+            ids = [i for i, (_, collection) in sources.items() if collection in wanted]
+            mask = mask & np.isin(columns.source_ids, ids)
+        if where.updated_after is not None:
+            mask = mask & (columns.updated_at >= where.updated_after.timestamp())
+        if where.updated_before is not None:
+            mask = mask & (columns.updated_at < where.updated_before.timestamp())
+        return mask
+
+    def top(self, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """The `limit` best positive scores as (chunk id, score), ties by chunk id."""
+        candidates = np.flatnonzero(scores > 0)
+        if len(candidates) > limit:
+            candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
+        ids = self.index.columns.chunk_ids[candidates]
+        order = np.lexsort((ids, -scores[candidates]))
+        return [(int(ids[i]), float(scores[candidates[i]])) for i in order]
 
 
 class KeywordSearch:
-    """BM25 over the stored chunks, kept current with the corpus version."""
+    """BM25 over the stored chunks, kept current with the corpus."""
 
     def __init__(
         self,
@@ -132,13 +139,12 @@ class KeywordSearch:
         self._corpus = corpus
         self._analyzer = analyzer or TextAnalyzer()
         self._options = options or KeywordOptions()
+        # One worker: index changes happen one at a time, in order.
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="bm25")
-        self._vocabulary = Vocabulary()
-        self._analysed: dict[int, _Analysed] = {}  # by chunk id
         self._snapshot: _Snapshot | None = None
         self._checked_at = float("-inf")
         self._lock = asyncio.Lock()
-        self._rebuild: asyncio.Task[bool] | None = None
+        self._rebuild: asyncio.Task[None] | None = None
         self.last_build: BuildStats | None = None
 
     @property
@@ -151,7 +157,7 @@ class KeywordSearch:
 
     @property
     def version(self) -> int | None:
-        """The corpus version the current index was built from (None before the first)."""
+        """The corpus version the current index reflects (None before the first build)."""
         return self._snapshot.version if self._snapshot else None
 
     async def search(
@@ -169,22 +175,19 @@ class KeywordSearch:
         snapshot = await self.current()
         if snapshot is None or not terms:
             return KeywordHits(top=[], matched=0, mean=0.0, spread=0.0)
-        query = self._vocabulary.lookup(terms)
+        query = snapshot.vocabulary.lookup(terms)
 
         def score() -> KeywordHits:
-            scores = snapshot.index.scores(query)
-            allowed = snapshot.allowed(where)
-            if allowed is not None:
-                scores = np.where(allowed, scores, 0.0)
+            scores = np.where(snapshot.allowed(where), snapshot.index.words.scores(query), 0.0)
             matched = scores[scores > 0]
             return KeywordHits(
-                top=[(int(snapshot.chunk_ids[i]), s) for i, s in top_positive(scores, limit)],
+                top=snapshot.top(scores, limit),
                 matched=len(matched),
                 mean=float(matched.mean()) if len(matched) else 0.0,
                 spread=float(matched.std()) if len(matched) else 0.0,
             )
 
-        # Not the rebuild thread: a search never waits behind a rebuild.
+        # Not the index's worker thread: a search never waits behind an index change.
         return await asyncio.to_thread(score)
 
     async def search_pairs(
@@ -193,63 +196,42 @@ class KeywordSearch:
         """The best (chunk id, BM25 score) pairs by the query's adjacent word pairs, given
         the query's words in order (`AnalysedText.words`); empty without a pair index."""
         snapshot = await self.current()
-        if snapshot is None or snapshot.pairs is None or len(words) < 2:
+        if snapshot is None or snapshot.index.pairs is None or len(words) < 2:
             return []
-        query = snapshot.pairs.query(self._vocabulary.known_ids(words))
+        pairs = snapshot.index.pairs
+        query = snapshot.pairs.known(query_pairs(snapshot.vocabulary.known_ids(words)))
         if not query:
             return []
-        pairs = snapshot.pairs
 
         def score() -> list[tuple[int, float]]:
-            found = pairs.index.top(query, limit=limit, allowed=snapshot.allowed(where))
-            return [(int(snapshot.chunk_ids[i]), s) for i, s in found]
+            scores = np.where(snapshot.allowed(where), pairs.scores(query), 0.0)
+            return snapshot.top(scores, limit)
 
         return await asyncio.to_thread(score)
 
     async def current(self) -> _Snapshot | None:
-        """The index to search now, rebuilt first (or in the background) if the corpus moved."""
+        """The index to search now, brought up to date first if the corpus moved (unless
+        a full read is under way and stale answers are allowed)."""
         now = time.monotonic()
         if self._snapshot is not None and now - self._checked_at < self._options.check_interval:
             return self._snapshot
         self._checked_at = now
-        version = await self._corpus.version()
-        if self._snapshot is not None and self._snapshot.version == version:
-            return self._snapshot
-        if self._snapshot is not None and self._options.serve_stale:
-            if self._rebuild is None or self._rebuild.done():
-                self._rebuild = asyncio.create_task(self.refresh())
-                self._rebuild.add_done_callback(_log_failure)
-            return self._snapshot
-        await self.refresh()
+        if self._snapshot is not None:
+            if self._snapshot.version == await self._corpus.version():
+                return self._snapshot
+            if self._options.serve_stale and self._rebuild is not None and not self._rebuild.done():
+                return self._snapshot
+        await self._catch_up(in_background=self._options.serve_stale)
         return self._snapshot
 
     async def refresh(self) -> bool:
-        """Rebuild the index if the corpus version moved; True if it was rebuilt."""
-        async with self._lock:
-            if self._snapshot is not None and self._snapshot.version == (
-                await self._corpus.version()
-            ):
-                return False
-            started = time.perf_counter()
-            listing = await self._corpus.listing()
-            missing = [
-                cid
-                for cid, title in zip(listing.chunk_ids.tolist(), listing.titles, strict=True)
-                if (seen := self._analysed.get(cid)) is None or seen.title != title
-            ]
-            texts = await self._corpus.chunk_texts(missing)
-            loop = asyncio.get_running_loop()
-            self._snapshot = await loop.run_in_executor(self._executor, self._build, listing, texts)
-            held = await loop.run_in_executor(self._executor, self._held_bytes, self._snapshot)
-            self.last_build = BuildStats(
-                version=listing.version,
-                chunks=self._snapshot.index.size,
-                analysed=len(texts),
-                seconds=round(time.perf_counter() - started, 3),
-                megabytes=round(held / 2**20, 1),
-            )
-            log.info("keyword index rebuilt: %s", self.last_build)
-            return True
+        """Bring the index up to date with the corpus, waiting for a full read if one is
+        needed or under way; True if the index changed."""
+        if self._rebuild is not None and not self._rebuild.done():
+            await asyncio.gather(self._rebuild, return_exceptions=True)
+        before = self._snapshot
+        await self._catch_up(in_background=False)
+        return self._snapshot is not before
 
     async def close(self) -> None:
         if self._rebuild is not None and not self._rebuild.done():
@@ -257,85 +239,190 @@ class KeywordSearch:
             await asyncio.gather(self._rebuild, return_exceptions=True)
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _build(self, listing: CorpusListing, texts: dict[int, ChunkText]) -> _Snapshot:
-        """Runs in the worker thread: analyse new chunks, then build the index."""
-        keep = np.ones(len(listing.chunk_ids), dtype=bool)
-        analysed: dict[int, _Analysed] = {}
-        for position, (cid, title) in enumerate(
-            zip(listing.chunk_ids.tolist(), listing.titles, strict=True)
-        ):
-            entry = self._analysed.get(cid)
-            if entry is None or entry.title != title:
-                chunk = texts.get(cid)
-                if chunk is None:  # deleted since the listing
-                    keep[position] = False
-                    continue
-                entry = self._analyse(title, chunk)
-            analysed[cid] = entry
-        self._analysed = analysed
-        return _snapshot(listing, keep, analysed, len(self._vocabulary), self._options)
+    async def _catch_up(self, *, in_background: bool) -> None:
+        async with self._lock:
+            snapshot = self._snapshot
+            if snapshot is None:
+                return await self._full_read()
+            if snapshot.version == await self._corpus.version():
+                return None
+            changes = await self._corpus.changes_since(
+                snapshot.point.snapshot, max_documents=self._options.max_changed_documents
+            )
+            if changes is None and in_background:
+                self._rebuild = asyncio.create_task(self._locked_full_read())
+                self._rebuild.add_done_callback(_log_failure)
+                return None
+            if changes is None:
+                return await self._full_read()
+            await self._apply(snapshot, changes)
 
-    def _held_bytes(self, snapshot: _Snapshot) -> int:
-        """Bytes of the index's arrays, the vocabulary and the per-chunk cache."""
-        arrays: list[np.ndarray] = [snapshot.index.start, snapshot.index.documents]
-        arrays.append(snapshot.index.weights)
-        if snapshot.pairs is not None:
-            pairs = snapshot.pairs
-            arrays += [pairs.keys, pairs.index.start, pairs.index.documents, pairs.index.weights]
-        cached = sum(sys.getsizeof(e) + sys.getsizeof(e.sequence) for e in self._analysed.values())
-        held = sum(a.nbytes for a in arrays) + cached + sys.getsizeof(self._analysed)
-        return held + self._vocabulary.held_bytes()
+    async def _locked_full_read(self) -> None:
+        async with self._lock:
+            await self._full_read()
 
-    def _analyse(self, title: str, chunk: ChunkText) -> _Analysed:
-        """What BM25 sees of a chunk: its document's title (`title_weight` times), its
-        section path and its text. Word pairs are taken within each of these, not across."""
-        fields = [self._analyzer.analyse(text) for text in (title, *chunk.heading_path)]
-        fields = [fields[0]] * self._options.title_weight + fields[1:]
-        fields.append(self._analyzer.analyse(chunk.text))
-        ids = self._vocabulary.ids
-        runs = [ids(f.words) for f in fields] + [ids([t]) for f in fields for t in f.identifiers]
-        sequence = np.concatenate([np.append(run, BREAK) for run in runs])
-        return _Analysed(title, sequence.astype(np.int32))
+    async def _full_read(self) -> None:
+        """Read and index every chunk; the new index replaces the old one when done."""
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        builder = _FullBuild(self._analyzer, self._options)
+        async with self._corpus.full_read() as read:
+            async for batch in read.batches(5_000):
+                await loop.run_in_executor(self._executor, builder.add, batch)
+            point = read.point
+        snapshot = await loop.run_in_executor(self._executor, builder.finish, point)
+        self._publish(snapshot, "full", builder.analysed, started)
+
+    async def _apply(self, snapshot: _Snapshot, changes: CorpusChanges) -> None:
+        """Mask the changed documents' old chunks, add their current ones, merge if due."""
+        started = time.perf_counter()
+        loop = asyncio.get_running_loop()
+        updated = await loop.run_in_executor(
+            self._executor, _updated, snapshot, changes, self._analyzer, self._options
+        )
+        self._publish(updated, "update", len(changes.chunks), started)
+        merged = await loop.run_in_executor(
+            self._executor, updated.index.merge_small, self._options.segments
+        )
+        if merged is not None:
+            self._snapshot = _replace_index(updated, merged)
+
+    def _publish(
+        self, snapshot: _Snapshot, kind: Literal["full", "update"], analysed: int, started: float
+    ) -> None:
+        self._snapshot = snapshot
+        held = snapshot.index.nbytes() + snapshot.pairs.nbytes() + snapshot.held_vocabulary_bytes
+        self.last_build = BuildStats(
+            kind=kind,
+            version=snapshot.version,
+            chunks=snapshot.index.live,
+            analysed=analysed,
+            seconds=round(time.perf_counter() - started, 3),
+            segments=len(snapshot.index.segments),
+            megabytes=round(held / 2**20, 1),
+        )
+        log.info(
+            "keyword index %s: %s", "rebuilt" if kind == "full" else "updated", self.last_build
+        )
 
 
-def _log_failure(task: asyncio.Task[bool]) -> None:
+def _log_failure(task: asyncio.Task[None]) -> None:
     if not task.cancelled() and task.exception() is not None:
         log.error("keyword index rebuild failed", exc_info=task.exception())
 
 
-def _snapshot(
-    listing: CorpusListing,
-    keep: np.ndarray,
-    analysed: dict[int, _Analysed],
-    vocabulary_size: int,
+class _FullBuild:
+    """Every chunk, batch by batch, into segments of `segment_chunks`; runs in the worker."""
+
+    def __init__(self, analyzer: TextAnalyzer, options: KeywordOptions) -> None:
+        self._analyzer = analyzer
+        self._options = options
+        self._vocabulary = Vocabulary()
+        self._pairs = PairVocabulary()
+        self._pending: list[IndexedChunk] = []
+        self._segments: list[Segment] = []
+        self._titles: dict[int, str] = {}
+        self.analysed = 0
+
+    def add(self, chunks: list[IndexedChunk]) -> None:
+        self._pending += chunks
+        self._titles.update((c.document_id, c.title) for c in chunks)
+        if len(self._pending) >= self._options.segment_chunks:
+            self._seal()
+
+    def finish(self, point: CorpusPoint) -> _Snapshot:
+        self._seal()
+        index = SegmentedIndex.of(
+            self._segments,
+            vocabulary_sizes=(len(self._vocabulary), len(self._pairs)),
+            parameters=self._options.parameters,
+            with_pairs=self._options.word_pairs,
+        )
+        titles = TitleMentions(self._titles.items())
+        held = self._vocabulary.held_bytes()
+        return _Snapshot(point, index, self._vocabulary, self._pairs, titles, held)
+
+    def _seal(self) -> None:
+        if self._pending:
+            segment = _segment(
+                self._pending, self._vocabulary, self._pairs, self._analyzer, self._options
+            )
+            self._segments.append(segment)
+            self.analysed += len(self._pending)
+            self._pending = []
+
+
+def _updated(
+    snapshot: _Snapshot,
+    changes: CorpusChanges,
+    analyzer: TextAnalyzer,
     options: KeywordOptions,
 ) -> _Snapshot:
-    chunk_ids = listing.chunk_ids[keep]
-    sources = [s for s, k in zip(listing.sources, keep, strict=True) if k]
-    collections = [c for c, k in zip(listing.collections, keep, strict=True) if k]
-    source_names, source_codes = np.unique(np.array(sources, dtype=object), return_inverse=True)
-    collection_names, collection_codes = np.unique(
-        np.array(collections, dtype=object), return_inverse=True
+    """Runs in the worker thread: the snapshot with `changes` applied."""
+    added = None
+    if changes.chunks:
+        added = _segment(changes.chunks, snapshot.vocabulary, snapshot.pairs, analyzer, options)
+    index = snapshot.index.with_changes(
+        removed_documents=np.array(changes.documents, dtype=np.int64),
+        added=added,
+        vocabulary_sizes=(len(snapshot.vocabulary), len(snapshot.pairs)),
     )
-    sequences = TermSequences.of([analysed[cid].sequence for cid in chunk_ids.tolist()])
-    index = Bm25Index.from_sequences(
-        sequences, vocabulary_size=vocabulary_size, parameters=options.parameters
-    )
-    pairs = (
-        PairIndex.build(sequences, parameters=options.parameters) if options.word_pairs else None
-    )
+    titles: dict[int, str | None] = dict.fromkeys(changes.documents)
+    titles.update((c.document_id, c.title) for c in changes.chunks)
     return _Snapshot(
-        version=listing.version,
-        index=index,
-        chunk_ids=chunk_ids,
-        document_ids=listing.document_ids[keep],
-        source_codes=source_codes,
-        source_names=tuple(source_names),
-        collection_codes=collection_codes,
-        collection_names=tuple(collection_names),
-        updated_at=listing.updated_at[keep],
-        titles=TitleMentions(
-            dict(zip(listing.document_ids.tolist(), listing.titles, strict=True)).items()
-        ),
-        pairs=pairs,
+        changes.point,
+        index,
+        snapshot.vocabulary,
+        snapshot.pairs,
+        snapshot.titles.changed(titles),
+        snapshot.held_vocabulary_bytes,
     )
+
+
+def _replace_index(snapshot: _Snapshot, index: SegmentedIndex) -> _Snapshot:
+    return _Snapshot(
+        snapshot.point,
+        index,
+        snapshot.vocabulary,
+        snapshot.pairs,
+        snapshot.titles,
+        snapshot.held_vocabulary_bytes,
+    )
+
+
+def _segment(
+    chunks: Sequence[IndexedChunk],
+    vocabulary: Vocabulary,
+    pairs: PairVocabulary,
+    analyzer: TextAnalyzer,
+    options: KeywordOptions,
+) -> Segment:
+    """Chunks analysed into one segment: their columns, term postings and pair postings."""
+    sequences = TermSequences.of([_analyse(c, vocabulary, analyzer, options) for c in chunks])
+    present = sequences.terms != BREAK
+    words = Postings.build(sequences.terms[present], sequences.owner[present], sequences.size)
+    pair_postings = None
+    if options.word_pairs:
+        keys, owner = pair_occurrences(sequences)
+        pair_postings = Postings.build(pairs.ids(keys), owner, sequences.size)
+    columns = ChunkColumns(
+        np.fromiter((c.chunk_id for c in chunks), np.int64, count=len(chunks)),
+        np.fromiter((c.document_id for c in chunks), np.int64, count=len(chunks)),
+        np.fromiter((c.source_id for c in chunks), np.int64, count=len(chunks)),
+        np.fromiter((c.updated_at for c in chunks), np.float64, count=len(chunks)),
+    )
+    return Segment(columns, words, pair_postings)
+
+
+def _analyse(
+    chunk: IndexedChunk, vocabulary: Vocabulary, analyzer: TextAnalyzer, options: KeywordOptions
+) -> np.ndarray:
+    """What BM25 sees of a chunk, as term ids in reading order: its document's title
+    (`title_weight` times), its section path and its text. Word pairs are taken within
+    each of these, not across."""
+    fields = [analyzer.analyse(text) for text in (chunk.title, *chunk.heading_path)]
+    fields = [fields[0]] * options.title_weight + fields[1:]
+    fields.append(analyzer.analyse(chunk.text))
+    ids = vocabulary.ids
+    runs = [ids(f.words) for f in fields] + [ids([t]) for f in fields for t in f.identifiers]
+    return np.concatenate([np.append(run, BREAK) for run in runs]).astype(np.int32)
