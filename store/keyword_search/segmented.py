@@ -74,6 +74,9 @@ class SegmentPolicy:
     # Segments under this many chunks are small: merged together, `fanout` at a time.
     small: int = 50_000
     fanout: int = 8
+    # A segment with this share of its chunks masked is rewritten without them (the
+    # memory and the scoring work of masked chunks are otherwise never given back).
+    masked: float = 0.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,11 +150,16 @@ class SegmentedIndex:
         return self._assemble(segments, alive, word_df, pair_df, self.parameters)
 
     def merge_small(self, policy: SegmentPolicy) -> SegmentedIndex | None:
-        """The small segments merged into one (masked chunks dropped), once there are
-        `policy.fanout` of them; None when there is nothing to merge yet."""
+        """The small segments merged into one once there are `policy.fanout` of them, and
+        any mostly masked segment rewritten, masked chunks dropped; None when nothing is
+        due yet."""
         keeps = _split(self.alive, self.segments)
         small = [i for i, s in enumerate(self.segments) if s.size < policy.small]
         if len(small) < policy.fanout:
+            small = []
+        masked = [i for i, k in enumerate(keeps) if len(k) and 1 - k.mean() >= policy.masked]
+        small = sorted(set(small) | set(masked))
+        if not small:
             return None
         chosen = [(self.segments[i], keeps[i]) for i in small]
         pairs = None

@@ -225,12 +225,16 @@ def test_segments_score_like_rank_bm25_over_the_live_documents(analyzer: TextAna
     )
     merged = changed.merge_small(SegmentPolicy(small=100, fanout=2))
     assert merged is not None and len(merged.segments) == 1 and merged.size == 8
+    # No segment is small here; the two with a quarter masked are rewritten without it.
+    compacted = changed.merge_small(SegmentPolicy(small=1, fanout=9, masked=0.25))
+    assert compacted is not None and len(compacted.segments) == 2 and compacted.size == 8
+    assert changed.merge_small(SegmentPolicy(small=1, fanout=9, masked=0.3)) is None
     live = {i: d for i, d in enumerate(documents) if i not in (1, 6)} | {8: added[0], 9: added[1]}
     reference = BM25Okapi(list(live.values()))
     for query in ("staff leave", "common deploy", "error_code_42 deploy", "quantum"):
         terms = analyzer.terms(query) or ["quantum"]
         expected = dict(zip(live, reference.get_scores(terms).tolist(), strict=True))
-        for state in (changed, merged):
+        for state in (changed, merged, compacted):
             ours = _live_scores(state, vocabulary, terms)
             assert ours.keys() == expected.keys()
             assert np.allclose([ours[i] for i in live], [expected[i] for i in live], rtol=1e-5)
