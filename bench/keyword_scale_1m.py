@@ -54,7 +54,7 @@ from retrieval_latency import Base, _mix, load_base
 from rich.console import Console
 from rich.progress import Progress
 
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.retrieval.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
 from jobs.chunking import chunk_text
 from store.corpus import CorpusReader
 from store.database import open_pool

@@ -112,6 +112,12 @@ class FullRead:
 
 
 @dataclass(frozen=True, slots=True)
+class ChunkText:
+    text: str
+    heading_path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ChunkSpan:
     """Where a chunk sits in its document's text."""
 
@@ -152,6 +158,15 @@ class CorpusReader:
                 documents,
             )
         return CorpusChanges(point, documents, [_indexed(r) for r in chunks])
+
+    async def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, ChunkText]:
+        """Text and heading path of these chunks (ids no longer stored are left out): what
+        grounding verification checks quotes against."""
+        rows = await self._pool.fetch(
+            "SELECT id, text, heading_path FROM chunks WHERE id = ANY($1::bigint[])",
+            list(chunk_ids),
+        )
+        return {r["id"]: ChunkText(r["text"], tuple(r["heading_path"])) for r in rows}
 
     async def hits(
         self, scored: Sequence[tuple[int, float]], *, similar_to: np.ndarray | None = None
