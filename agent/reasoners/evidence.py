@@ -246,7 +246,7 @@ class EvidenceScorer:
             typed=has_candidate(unit.text, question.answer_type, question.text),
             bridged=bool(bridged),
             complete=not unnamed,
-            anchored=len(names & own) >= 2 or (len(names) == 1 and bool(names & own)),
+            anchored=bool(names & own),
         )
 
     def stems(self, text: str) -> frozenset[str]:

@@ -18,6 +18,7 @@ Claims are the quotes themselves.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -89,7 +90,9 @@ class ExtractiveReasoner:
             analysis, passages, bridges=bridges, follow_ups=follow_ups
         )
         kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
-        linked = _linked(kept, passages)
+        # Pages the evidence names by title are the second hop; pages the question names
+        # by title are its own subjects' pages: both read in the same step.
+        linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
         if linked:
             # Pages the evidence names by title are the second hop, read in the same step.
             again = await self._scorer.score(
@@ -99,11 +102,11 @@ class ExtractiveReasoner:
                 follow_ups=[*follow_ups, *(f"{_plain_title(t)} {analysis.text}" for t in linked)],
             )
             known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
-            kept += [
-                s
-                for s in again
-                if s.support != "weak" and (s.chunk.chunk_id, s.unit.text) not in known
-            ][:2]
+            best: dict[str, ScoredUnit] = {}
+            for s in again:
+                if s.support != "weak" and (s.chunk.chunk_id, s.unit.text) not in known:
+                    best.setdefault(s.passage.title, s)
+            kept += list(best.values())
         return [_evidence(sub_question, s, state.step) for s in kept]
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
@@ -241,13 +244,30 @@ def _plain_title(title: str) -> str:
 
 def _linked(kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
     """Titles of passages that the evidence's units name, other than their own pages'."""
+    return _titles_in(" ".join(s.unit.text for s in kept), kept, passages)
+
+
+def _named(question: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
+    """Titles of passages that the question names, other than the evidence's own pages'."""
+    return _titles_in(question, kept, passages)
+
+
+def _titles_in(text: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
     own = {s.passage.title for s in kept}
-    text = " ".join(s.unit.text for s in kept)
+    folded = _fold(text)
     return {
         p.title
         for p in passages
-        if p.title not in own and len(_plain_title(p.title)) > 3 and _plain_title(p.title) in text
+        if p.title not in own
+        and len(_plain_title(p.title)) > 3
+        and _fold(_plain_title(p.title)) in folded
     }
+
+
+def _fold(text: str) -> str:
+    """Case and accents folded: "Öresund" and "Øresund" are named alike."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ø", "o"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:
