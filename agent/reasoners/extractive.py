@@ -17,6 +17,7 @@ Claims are the quotes themselves.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -92,9 +93,9 @@ class ExtractiveReasoner:
         kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
         # Pages the evidence names by title are the second hop; pages the question names
         # by title are its own subjects' pages: both read in the same step.
-        linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
+        named = _named(state.goal.standalone, kept, passages)
+        linked = _linked(kept, passages) | named
         if linked:
-            # Pages the evidence names by title are the second hop, read in the same step.
             again = await self._scorer.score(
                 analysis,
                 [p for p in passages if p.title in linked],
@@ -104,8 +105,14 @@ class ExtractiveReasoner:
             known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
             best: dict[str, ScoredUnit] = {}
             for s in again:
-                if s.support != "weak" and (s.chunk.chunk_id, s.unit.text) not in known:
+                if (s.chunk.chunk_id, s.unit.text) in known:
+                    continue
+                if s.support != "weak":
                     best.setdefault(s.passage.title, s)
+                elif s.passage.title in named and s.passage.title not in best:
+                    # What the page of a thing the question names says about it is part
+                    # of the answer (each side of a comparison), if not all of it.
+                    best[s.passage.title] = dataclasses.replace(s, support="partial")
             kept += list(best.values())
         return [_evidence(sub_question, s, state.step) for s in kept]
 
@@ -167,7 +174,11 @@ class ExtractiveReasoner:
         o = self._options
         best = found[0]
         chosen, covered, documents = [best], set(best.covered), {best.document_id}
-        for candidate in found[1:]:
+        # Pages the question or the best quote names by title come first: the
+        # supporting page of each hop, not whichever page scored next.
+        named = f"{state.goal.standalone} {state.sub_questions[index].text} {best.quote}"
+        rest = sorted(found[1:], key=lambda e: not _names_title(named, e.title))
+        for candidate in rest:
             if len(chosen) >= o.claims_per_question:
                 break
             if any(_overlaps(candidate.quote, c.quote) for c in chosen):
@@ -254,14 +265,19 @@ def _named(question: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage
 
 def _titles_in(text: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
     own = {s.passage.title for s in kept}
-    folded = _fold(text)
-    return {
-        p.title
-        for p in passages
-        if p.title not in own
-        and len(_plain_title(p.title)) > 3
-        and _fold(_plain_title(p.title)) in folded
-    }
+    return {p.title for p in passages if p.title not in own and _names_title(text, p.title)}
+
+
+def _names_title(text: str, title: str) -> bool:
+    """Whether `text` names the page `title` (its words in order, case and accents folded)."""
+    plain = _plain_title(title)
+    if len(plain) <= 2:
+        return False
+    words = f" {' '.join(_WORDS.findall(_fold(plain)))} "
+    return words in f" {' '.join(_WORDS.findall(_fold(text)))} "
+
+
+_WORDS = re.compile(r"\w+")
 
 
 def _fold(text: str) -> str:
