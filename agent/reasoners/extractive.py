@@ -42,8 +42,8 @@ class ExtractiveOptions:
     # Evidence kept per sub-question per step.
     evidence_per_step: int = 6
     # Claims per sub-question, and documents one sub-question may cite.
-    claims_per_question: int = 3
-    documents_per_question: int = 2
+    claims_per_question: int = 4
+    documents_per_question: int = 3
     # A runner-up from an already cited document is kept if this close to the best.
     runner_up_margin: float = 0.15
     # Share of the key terms that partial quotes must carry together to answer.
@@ -192,7 +192,7 @@ class ExtractiveReasoner:
             )
             if (
                 (adds and (not new_document or len(documents) < o.documents_per_question))
-                or (close and not new_document)
+                or (close and (not new_document or len(documents) < o.documents_per_question))
                 or disagrees
             ):
                 chosen.append(candidate)
