@@ -1,7 +1,8 @@
 """Reasoner variants scored on the answer sets in seconds: a cached replica of `kb eval answers`.
 
     python bench/answer_variants.py [--datasets squad2 hotpotqa] [--variants default ...]
-        [--half A|B|all] [--dump DIR] [--kb-home DIR] [--eval-dir ../shared/eval]
+        [--half A|B|all] [--matching TEXT] [--dump DIR] [--kb-home DIR]
+        [--eval-dir ../shared/eval]
 
 `kb eval answers` runs the whole loop per question against Postgres; a run takes 10–20
 minutes, too slow to try hundreds of ideas. This replica runs the same loop (the same
@@ -393,6 +394,8 @@ async def main_async(args: argparse.Namespace) -> None:
             cases = load_cases(args.eval_dir / name)
             if args.half != "all":
                 cases = [c for c in cases if half(c.id) == args.half]
+            if args.matching:
+                cases = [c for c in cases if args.matching.casefold() in c.question.casefold()]
             if args.limit:
                 cases = cases[: args.limit]
             async with AsyncExitStack() as stack:
@@ -437,6 +440,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--variants", nargs="+", default=["default"], choices=list(VARIANTS))
     parser.add_argument("--half", choices=["A", "B", "all"], default="all")
     parser.add_argument("--limit", type=int, default=None)
+    parser.add_argument("--matching", default=None, help="only questions holding this text")
     parser.add_argument("--dump", type=Path, default=None)
     parser.add_argument("--json", type=Path, default=None)
     parser.add_argument("--kb-home", type=Path, default=None)

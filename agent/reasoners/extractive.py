@@ -183,18 +183,17 @@ class ExtractiveReasoner:
                 break
             if any(_overlaps(candidate.quote, c.quote) for c in chosen):
                 continue
-            adds = bool(candidate.covered - covered)
             new_document = candidate.document_id not in documents
+            room = not new_document or len(documents) < o.documents_per_question
+            adds = bool(candidate.covered - covered)
             close = candidate.score >= best.score - o.runner_up_margin
+            # The page of a thing the question names is quoted: each side of a comparison.
+            own_page = new_document and _names_title(named, candidate.title)
             # Another source saying otherwise is shown, never silently left out.
             disagrees = new_document and bool(
                 find_conflicts([*chosen, candidate], stems=self._stems)
             )
-            if (
-                (adds and (not new_document or len(documents) < o.documents_per_question))
-                or (close and (not new_document or len(documents) < o.documents_per_question))
-                or disagrees
-            ):
+            if (room and (adds or close or own_page)) or disagrees:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
