@@ -178,6 +178,9 @@ class ExtractiveReasoner:
         # supporting page of each hop, not whichever page scored next.
         named = f"{state.goal.standalone} {state.sub_questions[index].text} {best.quote}"
         rest = sorted(found[1:], key=lambda e: not _names_title(named, e.title))
+        any_named = any(
+            _names_title(named, e.title) for e in found if e.document_id != best.document_id
+        )
         for candidate in rest:
             if len(chosen) >= o.claims_per_question:
                 break
@@ -193,6 +196,8 @@ class ExtractiveReasoner:
             disagrees = new_document and bool(
                 find_conflicts([*chosen, candidate], stems=self._stems)
             )
+            # A close runner-up from an unnamed page only when no named page is at hand.
+            close = close and (not new_document or not any_named)
             if (room and (adds or close or own_page)) or disagrees:
                 chosen.append(candidate)
                 covered |= candidate.covered
