@@ -93,8 +93,7 @@ class ExtractiveReasoner:
         kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
         # Pages the evidence names by title are the second hop; pages the question names
         # by title are its own subjects' pages: both read in the same step.
-        named = _named(state.goal.standalone, kept, passages)
-        linked = _linked(kept, passages) | named
+        linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
         if linked:
             again = await self._scorer.score(
                 analysis,
@@ -109,9 +108,10 @@ class ExtractiveReasoner:
                     continue
                 if s.support != "weak":
                     best.setdefault(s.passage.title, s)
-                elif s.passage.title in named and s.passage.title not in best:
-                    # What the page of a thing the question names says about it is part
-                    # of the answer (each side of a comparison), if not all of it.
+                elif s.passage.title not in best:
+                    # What the page of a thing the question or the evidence names says
+                    # about it is part of the answer (each side of a comparison, the
+                    # second hop), if not all of it.
                     best[s.passage.title] = dataclasses.replace(s, support="partial")
             kept += list(best.values())
         return [_evidence(sub_question, s, state.step) for s in kept]
@@ -190,8 +190,10 @@ class ExtractiveReasoner:
             room = not new_document or len(documents) < o.documents_per_question
             adds = bool(candidate.covered - covered)
             close = candidate.score >= best.score - o.runner_up_margin
-            # The page of a thing the question names is quoted: each side of a comparison.
-            own_page = new_document and _names_title(named, candidate.title)
+            # The page of a thing the question or a chosen quote names is quoted: each
+            # side of a comparison, the second hop.
+            quoted = " ".join(c.quote for c in chosen)
+            own_page = new_document and _names_title(f"{named} {quoted}", candidate.title)
             # Another source saying otherwise is shown, never silently left out.
             disagrees = new_document and bool(
                 find_conflicts([*chosen, candidate], stems=self._stems)
