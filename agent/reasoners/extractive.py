@@ -261,7 +261,10 @@ def _plain_title(title: str) -> str:
 
 def _linked(kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
     """Titles of passages that the evidence's units name, other than their own pages'."""
-    return _titles_in(" ".join(s.unit.text for s in kept), kept, passages)
+    text = " ".join(s.unit.text for s in kept)
+    if kept:
+        text += " " + kept[0].passage.text
+    return _titles_in(text, kept, passages)
 
 
 def _named(question: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
