@@ -41,12 +41,13 @@ DEMO_QUESTIONS = (
 
 def _run(work: Callable[[], Awaitable[T]]) -> T:
     """Run one async command; turn the errors we know into one plain line and exit 1."""
+    from bot.slack.errors import SlackBotError
     from jobs.errors import JobsError
     from store.errors import StoreError
 
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
-    except (StoreError, JobsError) as exc:
+    except (StoreError, JobsError, SlackBotError) as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(1)
     except KeyboardInterrupt:
@@ -128,7 +129,7 @@ def sources() -> None:
 
 @main.command()
 def serve() -> None:
-    """Run the server: health endpoint and the reindex schedule (Slack events to come)."""
+    """Run the Slack app (HTTP and/or Socket Mode), the reindex schedule and /healthz."""
     from bot.commands import serve_command
 
     _run(lambda: serve_command(_settings()))

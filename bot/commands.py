@@ -182,12 +182,12 @@ async def jobs_command(settings: Settings) -> None:
 
 
 async def serve_command(settings: Settings) -> None:
-    """Serve HTTP (health; Slack events when the app lands) and run the schedule."""
+    """Serve HTTP (health, Slack's events), Socket Mode when configured, and the schedule."""
     await _run_with_schedule(settings, serve_http=True)
 
 
 async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
-    from bot.server import build_http_app, serve_until_stopped
+    from bot.server import build_http_app, running_slack, serve_until_stopped
 
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:
@@ -203,19 +203,70 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 f'no source has a schedule; add `every = "1h"` or `cron = "…"` to a source '
                 f"in {settings.sources_path}"
             )
-        scheduler.start()
-        for scheduled in scheduler.get_jobs():
-            console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
-        try:
-            if serve_http:
-                console.print(f"serving on http://{settings.host}:{settings.port}/healthz")
-                await serve_until_stopped(
-                    build_http_app(runtime), host=settings.host, port=settings.port
-                )
-            else:
-                await _until_signalled()
-        finally:
-            scheduler.shutdown(wait=False)
+        if not serve_http:
+            await _schedule_until_signalled(scheduler)
+            return
+        async with running_slack(runtime) as slack:
+            _report_slack(settings, slack)
+            if slack is not None:
+                add_slack_jobs(scheduler, runtime)
+            scheduler.start()
+            for scheduled in scheduler.get_jobs():
+                console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
+            console.print(f"serving on http://{settings.host}:{settings.port}/healthz")
+            try:
+                app = build_http_app(runtime, slack=slack.app if slack and slack.http else None)
+                await serve_until_stopped(app, host=settings.host, port=settings.port)
+            finally:
+                scheduler.shutdown(wait=False)
+
+
+async def _schedule_until_signalled(scheduler: Any) -> None:
+    scheduler.start()
+    for scheduled in scheduler.get_jobs():
+        console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
+    try:
+        await _until_signalled()
+    finally:
+        scheduler.shutdown(wait=False)
+
+
+def _report_slack(settings: Settings, slack: Any) -> None:
+    if slack is None:
+        console.print(f"Slack is off: set {', '.join(settings.slack_missing())}")
+        return
+    modes = []
+    if slack.http:
+        modes.append(f"HTTP at http://{settings.host}:{settings.port}/slack/events")
+    if slack.socket_mode is not None:
+        modes.append("Socket Mode")
+    console.print(f"Slack app running: {' and '.join(modes)}")
+
+
+def add_slack_jobs(scheduler: Any, runtime: Runtime) -> None:
+    """Index the experts' answers at start and hourly; forget delivery ids after a day."""
+    from datetime import UTC, datetime, timedelta
+
+    from store.deliveries import DeliveryLog
+
+    async def index_escalations() -> None:
+        for report in await runtime.index_escalations():
+            if report.changed:
+                print_report(report)
+
+    async def prune_deliveries() -> None:
+        await DeliveryLog(runtime.pool).prune(older_than=timedelta(days=1))
+
+    for name, work in (("reindex escalations", index_escalations), ("prune", prune_deliveries)):
+        scheduler.add_job(
+            work,
+            "interval",
+            hours=1,
+            name=name,
+            coalesce=True,
+            max_instances=1,
+            next_run_time=datetime.now(UTC),
+        )
 
 
 async def _until_signalled() -> None:

@@ -1,0 +1,1 @@
+"""The Slack app: transports, middleware, listeners, and the conversation with the agent."""

@@ -1,0 +1,40 @@
+"""Builds the bolt `AsyncApp`: built-in middleware on, ours after it, then every listener.
+
+Order of a request: signature check (HTTP mode) → authorization (`auth.test`, cached) →
+bolt drops the bot's own events → url_verification → `drop_noise` → `claim_delivery`
+(exactly once, in Postgres) → the assistant middleware → listeners. A listener only
+acks and starts a background task, so the app runs with `process_before_response=True`:
+the ack goes back as soon as the listener returns, without bolt's 10 ms ack polling.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from slack_bolt.async_app import AsyncApp
+
+from bot.slack.listeners import register_all
+from bot.slack.middleware import claim_delivery, drop_noise, redact_logs
+from bot.slack.services import SlackServices
+
+BOLT_LOGGER = "bot.slack.bolt"
+
+
+def build_app(services: SlackServices) -> AsyncApp:
+    logger = logging.getLogger(BOLT_LOGGER)
+    redact_logs(logger)
+    app = AsyncApp(
+        client=services.client,
+        signing_secret=services.signing_secret,
+        process_before_response=True,
+        logger=logger,
+        # The app serves one workspace with one bot token: no OAuth, no installation store.
+        ignoring_self_events_enabled=True,
+        request_verification_enabled=True,
+        url_verification_enabled=True,
+        ssl_check_enabled=True,
+    )
+    app.use(drop_noise(services.options))
+    app.use(claim_delivery(services.deliveries))
+    register_all(app, services)
+    return app
