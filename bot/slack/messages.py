@@ -56,7 +56,8 @@ class MessageDesk:
         if not await self._deliveries.claim(message_key(event), kind="message"):
             return
         channel = str(event["channel"])
-        thread_ts = thread_of(event)
+        # In a DM the answer goes in the message's thread when it has one, else below it.
+        thread_ts = event.get("thread_ts") if is_dm(event) else thread_of(event)
         asked = Asked(
             team_id=team_id,
             channel_id=channel,

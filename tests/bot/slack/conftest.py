@@ -90,7 +90,11 @@ def runtime_on(pool: asyncpg.Pool, embedder: Any) -> Runtime:
 async def start_bot(
     corpus: asyncpg.Pool, embedder: Any, fake_slack: FakeSlack
 ) -> AsyncIterator[Callable[..., Any]]:
-    """Start the bot (HTTP mode) on an ephemeral port; keyword arguments go to the services."""
+    """Start the bot (HTTP mode) on an ephemeral port.
+
+    `answerer` is a factory given the bot's Runtime (to wrap its real answerer); `access`
+    and `options` go to the services as they are.
+    """
     started: list[tuple[web.AppRunner, RunningBot]] = []
     http = aiohttp.ClientSession()
 
@@ -105,7 +109,7 @@ async def start_bot(
         services = runtime.slack_services(
             client=client,
             signing_secret=SIGNING_SECRET,
-            answerer=answerer,
+            answerer=answerer(runtime) if answerer else None,
             access=access or AccessPolicy(),
             options=options or BotOptions(escalation_channel="CESCALATE"),
         )

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import itertools
 import json
 import time
 from collections import defaultdict, deque
@@ -82,7 +81,7 @@ class FakeSlack:
         self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
         self.socket_frames: list[dict[str, Any]] = []
         self._changed = asyncio.Condition()
-        self._ts = itertools.count(1)
+        self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
         self._runner: web.AppRunner | None = None
         self.port = 0
@@ -208,7 +207,10 @@ class FakeSlack:
         return ws
 
     def _next_ts(self) -> str:
-        return f"{1700000000 + next(self._ts)}.000100"
+        """Later than every message so far, as Slack's clock would be."""
+        known = [float(m["ts"]) for ms in self.messages.values() for m in ms]
+        self._last = max([self._last, *known]) + 0.0001
+        return f"{self._last:.6f}"
 
     def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
         answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
@@ -352,4 +354,118 @@ def channel_message(text: str, *, ts: str, event_id: str, channel: str = "C111",
     event.pop("thread_ts")
     event.pop("parent_user_id")
     event |= {"text": text, "ts": ts, "event_ts": ts, "channel": channel, **extra}
+    return body
+
+
+class GatedAnswerer:
+    """A deliberately slow agent: the real answerer, held until the test opens the gate."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.started = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def answer(self, question: str, **kwargs: Any) -> Any:
+        self.started.set()
+        await self.gate.wait()
+        return await self.inner.answer(question, **kwargs)
+
+
+class RecordingAnswerer:
+    """The real answerer, keeping what each call was given (history, scope, origin)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[dict[str, Any]] = []
+
+    async def answer(self, question: str, **kwargs: Any) -> Any:
+        self.calls.append({"question": question, **kwargs})
+        return await self.inner.answer(question, **kwargs)
+
+
+class FailingAnswerer:
+    """An agent that stores its run, then breaks (as a crash mid-run would)."""
+
+    def __init__(self, pool: Any) -> None:
+        from store.runs import RunRepository
+
+        self.runs = RunRepository(pool)
+        self.run_ids: list[int] = []
+
+    async def answer(self, question: str, *, origin: Any = None, **kwargs: Any) -> Any:
+        from store.runs import RunStart
+
+        self.run_ids.append(await self.runs.start(RunStart(question=question, origin=origin or {})))
+        raise RuntimeError("the reasoner fell over (a test's deliberate failure)")
+
+
+def slash_command(text: str, *, response_url: str, trigger_id: str = "111.111.xxx") -> dict:
+    """The slash command payload file as a form, as `/kb <text>`."""
+    from urllib.parse import parse_qsl as _parse
+
+    form = dict(_parse(payload("slash_command.form-urlencoded.txt")))
+    form |= {"command": "/kb", "text": text, "response_url": response_url, "trigger_id": trigger_id}
+    return form
+
+
+def user_message(event_body: dict) -> dict:
+    """The message of an event body as conversations.replies would list it."""
+    event = event_body["event"]
+    keys = ("type", "user", "text", "ts", "thread_ts")
+    return {k: event[k] for k in keys if k in event}
+
+
+def buttons(blocks: list[dict]) -> dict[str, dict]:
+    """Every button in `blocks`, by action id."""
+    return {
+        element["action_id"]: element
+        for block in blocks
+        if block.get("type") == "actions"
+        for element in block.get("elements", [])
+        if element.get("type") == "button"
+    }
+
+
+_triggers = iter(range(1, 1_000_000))
+
+
+def button_click(
+    *,
+    button: dict,
+    user: str,
+    channel: str,
+    message: dict,
+    response_url: str,
+    is_ephemeral: bool = False,
+) -> dict:
+    """The block_actions payload file, as `user` pressing `button` on `message`."""
+    body = payload("interactive_block_actions_button.json")
+    body["user"] |= {"id": user}
+    body["container"] = {
+        "type": "message",
+        "message_ts": message.get("ts"),
+        "channel_id": channel,
+        "is_ephemeral": is_ephemeral,
+    }
+    body["channel"]["id"] = channel
+    body["message"] = message
+    body["response_url"] = response_url
+    body["trigger_id"] = f"111.222.{next(_triggers)}"
+    body["actions"][0] |= {"action_id": button["action_id"], "value": button.get("value")}
+    return body
+
+
+def view_submission(*, callback_id: str, private_metadata: str, user: str, values: dict) -> dict:
+    """The view_submission payload file, with this modal's id, metadata and input values."""
+    body = payload("interactive_view_submission.json")
+    body["user"] |= {"id": user}
+    body["trigger_id"] = f"111.222.{next(_triggers)}"
+    view = body["view"]
+    view |= {"callback_id": callback_id, "private_metadata": private_metadata}
+    view["state"] = {
+        "values": {
+            block_id: {action_id: {"type": "plain_text_input", "value": value}}
+            for block_id, (action_id, value) in values.items()
+        }
+    }
     return body
