@@ -129,3 +129,29 @@ async def start_bot(
         await runner.cleanup()
         await bot.runtime.keyword_search.close()
     await http.close()
+
+
+@pytest.fixture
+async def start_socket_bot(
+    corpus: asyncpg.Pool, embedder: Any, fake_slack: FakeSlack
+) -> AsyncIterator[Callable[..., Any]]:
+    """Start the bot in Socket Mode against the fake's WebSocket (no HTTP server)."""
+    from bot.slack.socket_mode import connect
+
+    started: list[tuple[Any, SlackServices, Runtime]] = []
+
+    async def start(*, options: BotOptions | None = None) -> SlackServices:
+        runtime = runtime_on(corpus, embedder)
+        client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url)
+        services = runtime.slack_services(
+            client=client, access=AccessPolicy(), options=options or BotOptions()
+        )
+        handler = await connect(build_app(services), app_token="xapp-test-token")
+        started.append((handler, services, runtime))
+        return services
+
+    yield start
+    for handler, services, runtime in started:
+        await handler.close_async()
+        await services.tasks.close(timeout=10)
+        await runtime.keyword_search.close()
