@@ -58,7 +58,8 @@ async def test_questions_in_the_panel_show_status_set_the_title_once_and_carry_h
     statuses = fake_slack.calls_to("assistant.threads.setStatus")
     assert len(statuses) == 2 and all(s.params["thread_ts"] == THREAD for s in statuses)
     greeting, first, second = fake_slack.calls_to("chat.postMessage")
-    assert first.params["thread_ts"] == THREAD
+    assert {greeting.params["thread_ts"], first.params["thread_ts"]} == {THREAD}
+    assert second.params["thread_ts"] == THREAD
     assert "HRLinks" in json.dumps(first.params["blocks"])
     assert first.params["metadata"]["event_type"] == "kb_answer"
     assert fake_slack.calls_to("chat.update") == []  # the status, not a placeholder
