@@ -233,14 +233,14 @@ async def _schedule_until_signalled(scheduler: Any) -> None:
 
 def _report_slack(settings: Settings, slack: Any) -> None:
     if slack is None:
-        console.print(f"Slack is off: set {', '.join(settings.slack_missing())}")
+        console.print(f"Slack is off: set {', '.join(settings.slack_missing())}", soft_wrap=True)
         return
     modes = []
     if slack.http:
         modes.append(f"HTTP at http://{settings.host}:{settings.port}/slack/events")
     if slack.socket_mode is not None:
         modes.append("Socket Mode")
-    console.print(f"Slack app running: {' and '.join(modes)}")
+    console.print(f"Slack app running: {' and '.join(modes)}", soft_wrap=True)
 
 
 def add_slack_jobs(scheduler: Any, runtime: Runtime) -> None:
