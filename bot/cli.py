@@ -144,6 +144,16 @@ def jobs() -> None:
 
 
 @main.command()
+@click.option("--days", default=30, show_default=True, type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def stats(days: int, as_json: bool) -> None:
+    """Questions per day, answered vs escalated, feedback, and the knowledge gaps."""
+    from bot.commands import stats_command
+
+    _run(lambda: stats_command(_settings(), days=days, as_json=as_json))
+
+
+@main.command()
 def status() -> None:
     """Where the data lives and what is indexed."""
     from bot.commands import status_command

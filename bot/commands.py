@@ -299,3 +299,15 @@ async def _ensure_indexed(runtime: Runtime) -> None:
             "the knowledge base is empty; run `kb index` (the bundled handbook) "
             "or `kb index PATH` first"
         )
+
+
+async def stats_command(settings: Settings, *, days: int, as_json: bool) -> None:
+    from bot.stats import report_text, stats_report
+    from store.stats import StatsReader
+
+    async with open_runtime(settings) as runtime:
+        report = await stats_report(StatsReader(runtime.pool), embedder=runtime.embedder, days=days)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report_text(report))
