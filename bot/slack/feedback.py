@@ -7,6 +7,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.clicks import Click
 from bot.slack.interim_render import comment_modal
+from bot.slack.notices import FEEDBACK_THANKS
 from store.feedback import FeedbackRepository
 
 
@@ -22,6 +23,13 @@ class FeedbackDesk:
         if vote < 0 and click.trigger_id:
             await self._client.views_open(
                 trigger_id=click.trigger_id, view=comment_modal(run_id=click.run_id)
+            )
+        elif click.channel_id:  # a click that shows nothing looks broken
+            await self._client.chat_postEphemeral(
+                channel=click.channel_id,
+                user=click.user_id,
+                thread_ts=click.thread_ts,
+                text=FEEDBACK_THANKS,
             )
 
     async def comment(self, *, run_id: int, user_id: str, text: str) -> None:

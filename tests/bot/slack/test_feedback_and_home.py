@@ -39,6 +39,8 @@ async def test_one_vote_per_run_and_user_that_a_second_click_changes(start_bot, 
     await _press(bot, fake_slack, reply, ids.VOTE_UP, "W333")
     rows = await pool.fetch("SELECT user_id, vote FROM feedback ORDER BY user_id")
     assert [tuple(r) for r in rows] == [("W222", -1), ("W333", 1)]
+    thanked = [c.params["user"] for c in fake_slack.calls_to("chat.postEphemeral")]
+    assert thanked == ["W222", "W333"]  # each 👍 acknowledged; the 👎 opened its modal
 
 
 async def test_a_thumbs_down_opens_a_comment_modal_whose_comment_is_stored(
