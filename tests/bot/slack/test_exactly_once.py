@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from tests.bot.slack.rig import channel_message, mention
+from tests.bot.slack.rig import channel_message, mention, payload
 
 QUESTION = "How do I request annual leave?"
 
@@ -43,3 +43,13 @@ async def test_a_message_that_is_both_a_mention_and_a_message_event_is_answered_
     await bot.idle()
     assert len(fake_slack.calls_to("chat.postMessage")) == 1
     assert len(fake_slack.calls_to("chat.update")) == 1
+
+
+async def test_a_retried_event_that_is_not_a_message_is_handled_once(start_bot, fake_slack):
+    bot = await start_bot()
+    opened = payload("event_app_home_opened_home.json")
+    await bot.sender.event(opened)
+    await bot.sender.event(opened, retry_num=1)
+    await bot.sender.event(opened, retry_num=2)
+    await bot.idle()
+    assert len(fake_slack.calls_to("views.publish")) == 1
