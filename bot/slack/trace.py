@@ -12,7 +12,7 @@ from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy
 from bot.slack.interim_render import trace_message
 from bot.slack.notices import RUN_NOT_FOUND
-from bot.slack.visibility import visible_run
+from bot.slack.visibility import chunk_ids_of, visible_run
 from store.catalog import Catalog
 from store.runs import RunRepository
 
@@ -40,8 +40,7 @@ class TraceDesk:
                 channel=click.channel_id, user=click.user_id, text=RUN_NOT_FOUND
             )
             return
-        claimed = [c["chunk_id"] for c in (run.answer or {}).get("claims", ())]
-        origins = await self._catalog.chunk_origins([*run.evidence_chunk_ids, *claimed])
+        origins = await self._catalog.chunk_origins(chunk_ids_of(run))
         shown = visible_run(run, self._access.for_channel(click.channel_id), origins)
         message = trace_message(shown)
         await self._client.chat_postEphemeral(

@@ -42,33 +42,82 @@ def visible_turn(turn: Turn, access: Access) -> Turn:
     return Turn(role="bot", text=text, claims=claims, citations=citations)
 
 
+def chunk_ids_of(run: StoredRun) -> list[int]:
+    """Every chunk a stored run names: its evidence, its claims, and any list of entries
+    carrying a `chunk_id` (such as the sources it read)."""
+    ids = list(run.evidence_chunk_ids)
+    ids += [c["chunk_id"] for c in (run.answer or {}).get("claims", ()) if "chunk_id" in c]
+    for value in _entry_lists(run).values():
+        ids += [e["chunk_id"] for e in value if isinstance(e.get("chunk_id"), int)]
+    return list(dict.fromkeys(ids))
+
+
 def visible_run(run: StoredRun, access: Access, origins: Mapping[int, ChunkOrigin]) -> StoredRun:
     """The run as "Why this answer?" may show it where `access` applies.
 
-    Evidence from hidden collections is dropped, the answer filtered like any answer,
-    and any step text naming a hidden document is replaced by a note.
+    Evidence, claims and citations from hidden collections are dropped, so is any entry
+    of a list of mappings (the steps, the sources read…) naming a hidden chunk or
+    collection, and any remaining text naming a hidden document is replaced by a note.
+    The run's fields are walked generically, so fields the agent adds are filtered too.
     """
-    hidden_titles = {o.title for o in origins.values() if not access.allows(o.collection)}
-    answer = run.answer
-    if answer is not None:
-        filtered = visible_answer(Answer.from_dict(answer), access)
-        hidden_titles |= {
-            c["title"] for c in answer.get("citations", ()) if not access.allows(c["collection"])
+    hidden = {o.title for o in origins.values() if not access.allows(o.collection)}
+    changes: dict[str, Any] = {}
+    if run.answer is not None:
+        hidden |= {
+            c["title"]
+            for c in run.answer.get("citations", ())
+            if not access.allows(c.get("collection", ""))
         }
-        answer = filtered.as_dict()
-    evidence = [
+        changes["answer"] = visible_answer(Answer.from_dict(run.answer), access).as_dict()
+    changes["evidence_chunk_ids"] = [
         i for i in run.evidence_chunk_ids if i in origins and access.allows(origins[i].collection)
     ]
-    steps = [_visible_step(step, hidden_titles) for step in run.steps]
-    return dataclasses.replace(run, answer=answer, evidence_chunk_ids=evidence, steps=steps)
+    for name, entries in _entry_lists(run).items():
+        kept = [e for e in entries if _entry_visible(e, access, origins)]
+        changes[name] = [_redacted(e, hidden) for e in kept]
+    for f in dataclasses.fields(run):
+        value = getattr(run, f.name)
+        if isinstance(value, list) and value and all(isinstance(v, str) for v in value):
+            changes[f.name] = [HIDDEN if _names(v, hidden) else v for v in value]
+    return dataclasses.replace(run, **changes)
 
 
-def _visible_step(step: Mapping[str, Any], hidden_titles: set[str]) -> dict[str, Any]:
-    shown = dict(step)
-    for key, value in step.items():
-        text = value if isinstance(value, str) else None
-        if text is None and isinstance(value, list | dict):
-            text = repr(value)
-        if text and any(title and title in text for title in hidden_titles):
+def _entry_lists(run: StoredRun) -> dict[str, list[dict[str, Any]]]:
+    return {
+        f.name: value
+        for f in dataclasses.fields(run)
+        if isinstance(value := getattr(run, f.name), list)
+        and value
+        and all(isinstance(v, dict) for v in value)
+    }
+
+
+def _entry_visible(
+    entry: Mapping[str, Any], access: Access, origins: Mapping[int, ChunkOrigin]
+) -> bool:
+    chunk = entry.get("chunk_id")
+    if isinstance(chunk, int) and (
+        chunk not in origins or not access.allows(origins[chunk].collection)
+    ):
+        return False
+    collection = entry.get("collection")
+    return not isinstance(collection, str) or access.allows(collection)
+
+
+def _redacted(entry: Mapping[str, Any], hidden: set[str]) -> dict[str, Any]:
+    shown = dict(entry)
+    for key, value in entry.items():
+        text = (
+            value
+            if isinstance(value, str)
+            else repr(value)
+            if isinstance(value, list | dict)
+            else None
+        )
+        if text and _names(text, hidden):
             shown[key] = HIDDEN
     return shown
+
+
+def _names(text: str, titles: set[str]) -> bool:
+    return any(title and title in text for title in titles)
