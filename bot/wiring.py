@@ -177,7 +177,7 @@ def compose_slack(
     conversation = Conversation(
         answerer=answerer,
         runs=runs,
-        log=conversations,
+        answers=conversations,
         threads=ThreadHistory(client=client, runs=runs, max_turns=options.history_turns),
         queue=WorkspaceQueue(limit=options.runs_per_workspace),
         options=options,

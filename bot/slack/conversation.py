@@ -81,7 +81,7 @@ class Conversation:
         *,
         answerer: Answerer,
         runs: RunRepository,
-        log: ConversationLog,
+        answers: ConversationLog,
         threads: ThreadHistory,
         queue: WorkspaceQueue,
         options: BotOptions,
@@ -89,7 +89,7 @@ class Conversation:
     ) -> None:
         self._answerer = answerer
         self._runs = runs
-        self._log = log
+        self._answers = answers
         self._threads = threads
         self._queue = queue
         self._options = options
@@ -160,7 +160,7 @@ class Conversation:
 
     async def _record(self, asked: Asked, answer: Answer, message_ts: str | None) -> None:
         thread_ts = None if asked.surface == "private" else asked.thread_ts
-        await self._log.record(
+        await self._answers.record(
             PostedAnswer(
                 run_id=answer.run_id,
                 team_id=asked.team_id,

@@ -1,7 +1,8 @@
 """Cross-cutting concerns, as bolt global middleware, and log redaction.
 
-- `drop_noise`: the bot's own messages, edits, deletions, joins and (by setting) other
-  bots are acknowledged and dropped before any listener sees them.
+- `drop_noise`: the bot's own messages, edits, deletions, joins, (by setting) other
+  bots, and channel chatter no thread or setting could make it answer are acknowledged
+  and dropped before any listener sees them or anything is written.
 - `claim_delivery`: every event id (and for slash commands, buttons and modals a
   fingerprint of the payload) is recorded in Postgres before any work starts; a Slack
   retry or a duplicate delivery to another instance finds it taken and is acknowledged
@@ -21,7 +22,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.response import BoltResponse
 
 from bot.slack.config import BotOptions
-from bot.slack.predicates import delivery_key, event_of, is_noise
+from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
 from store.deliveries import DeliveryLog
 
 log = logging.getLogger(__name__)
@@ -33,11 +34,16 @@ Middleware = Callable[..., Awaitable[BoltResponse | None]]
 def drop_noise(options: BotOptions) -> Middleware:
     async def drop_noise(body: dict[str, Any], context: AsyncBoltContext, next: Next) -> Any:
         event = event_of(body)
-        if event is not None and is_noise(
-            event,
-            bot_user_id=context.bot_user_id,
-            bot_id=context.bot_id,
-            ignore_bots=options.ignore_bots,
+        if event is not None and (
+            is_noise(
+                event,
+                bot_user_id=context.bot_user_id,
+                bot_id=context.bot_id,
+                ignore_bots=options.ignore_bots,
+            )
+            or never_for_the_bot(
+                event, bot_user_id=context.bot_user_id, help_channels=options.help_channels
+            )
         ):
             return await context.ack()
         return await next()

@@ -126,6 +126,25 @@ def route(
     return Route.IGNORE
 
 
+def never_for_the_bot(
+    event: Payload, *, bot_user_id: str | None, help_channels: frozenset[str]
+) -> bool:
+    """Channel chatter: a message no setting or thread could make the bot answer.
+
+    Dropped before its delivery is recorded, so a busy channel costs no database writes.
+    """
+    if event.get("type") != "message":
+        return False
+    possible = route(
+        event,
+        bot_user_id=bot_user_id,
+        help_channels=help_channels,
+        thread_answered=True,
+        thread_needs_mention=False,
+    )
+    return possible is Route.IGNORE
+
+
 def message_key(event: Payload) -> str:
     """One key per message, whichever event type delivered it."""
     return f"message:{event.get('channel')}:{event.get('ts')}"

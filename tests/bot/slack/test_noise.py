@@ -46,3 +46,13 @@ async def test_other_bots_are_answered_when_the_setting_allows(start_bot, fake_s
     await bot.sender.event(_mentioning("event_message_bot.json"))
     await bot.idle()
     assert len(fake_slack.calls_to("chat.postMessage")) == 1
+
+
+async def test_channel_chatter_writes_nothing(start_bot, fake_slack, pool):
+    bot = await start_bot()
+    await bot.sender.event(
+        channel_message("lunch at noon?", ts="1700000700.000001", event_id="Ev7")
+    )
+    await bot.idle()
+    assert await pool.fetchval("SELECT count(*) FROM slack_deliveries") == 0
+    assert [c.method for c in fake_slack.calls if c.method != "auth.test"] == []

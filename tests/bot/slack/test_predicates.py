@@ -119,3 +119,22 @@ def test_delivery_keys_are_event_ids_or_payload_fingerprints() -> None:
 )
 def test_kb_command_text(text: str, private_default: bool, expected: tuple) -> None:
     assert parse_kb_command(text, private_by_default=private_default) == expected
+
+
+def test_chatter_is_top_level_talk_without_a_mention_outside_help_channels() -> None:
+    from bot.slack.predicates import never_for_the_bot
+
+    top_level = _event("event_message_channel_in_thread.json")
+    top_level.pop("thread_ts")
+    none: frozenset[str] = frozenset()
+    assert never_for_the_bot(top_level, bot_user_id=BOT, help_channels=none)
+    assert not never_for_the_bot(top_level, bot_user_id=BOT, help_channels=frozenset({"C111"}))
+    assert not never_for_the_bot(
+        _event("event_message_channel_in_thread.json"), bot_user_id=BOT, help_channels=none
+    )
+    assert not never_for_the_bot(
+        _event("event_app_mention.json"), bot_user_id=BOT, help_channels=none
+    )
+    assert not never_for_the_bot(
+        _event("event_message_im_in_thread.json"), bot_user_id=BOT, help_channels=none
+    )
