@@ -73,3 +73,21 @@ async def test_a_dm_thread_that_is_not_the_panels_is_answered_as_a_dm(start_bot,
     await bot.idle()
     assert fake_slack.calls_to("assistant.threads.setStatus") == []
     assert len(fake_slack.calls_to("chat.update")) == 1
+
+
+async def test_the_panels_thread_context_is_kept_when_the_user_switches_channel(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot()
+    await bot.sender.event(_started())
+    await bot.idle()
+    changed = payload("event_assistant_thread_context_changed.json")
+    changed["event_id"] = "EvChanged"
+    await bot.sender.event(changed)
+    await bot.idle()
+    stored = await pool.fetchval(
+        "SELECT context FROM assistant_threads WHERE channel_id = 'D111' AND thread_ts = $1",
+        THREAD,
+    )
+    assert json.loads(stored)["channel_id"] == "C333"
+    assert fake_slack.calls_to("chat.update") == []  # bolt's default store would rewrite a message
