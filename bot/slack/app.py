@@ -1,10 +1,12 @@
 """Builds the bolt `AsyncApp`: built-in middleware on, ours after it, then every listener.
 
 Order of a request: signature check (HTTP mode) → authorization (`auth.test`, cached) →
-bolt drops the bot's own events → url_verification → `drop_noise` → `claim_delivery`
-(exactly once, in Postgres) → the assistant middleware → listeners. A listener only
-acks and starts a background task, so the app runs with `process_before_response=True`:
-the ack goes back as soon as the listener returns, without bolt's 10 ms ack polling.
+bolt drops the bot's own events → url_verification → `drop_noise` → `mark_delivery`
+→ the assistant middleware → listeners. A listener acks and hands its work off; the
+work starts once the delivery is claimed in Postgres (exactly once, across instances).
+Nothing on the ack path waits on the database or the agent, so the app runs with
+`process_before_response=True`: the ack goes back as soon as the listener returns,
+without bolt's 10 ms ack polling.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ import logging
 from slack_bolt.async_app import AsyncApp
 
 from bot.slack.listeners import register_all
-from bot.slack.middleware import claim_delivery, drop_noise, redact_logs
+from bot.slack.middleware import drop_noise, mark_delivery, redact_logs
 from bot.slack.services import SlackServices
 
 BOLT_LOGGER = "bot.slack.bolt"
@@ -35,6 +37,6 @@ def build_app(services: SlackServices) -> AsyncApp:
         ssl_check_enabled=True,
     )
     app.use(drop_noise(services.options))
-    app.use(claim_delivery(services.deliveries))
+    app.use(mark_delivery())
     register_all(app, services)
     return app

@@ -3,10 +3,11 @@
 - `drop_noise`: the bot's own messages, edits, deletions, joins, (by setting) other
   bots, and channel chatter no thread or setting could make it answer are acknowledged
   and dropped before any listener sees them or anything is written.
-- `claim_delivery`: every event id (and for slash commands, buttons and modals a
-  fingerprint of the payload) is recorded in Postgres before any work starts; a Slack
-  retry or a duplicate delivery to another instance finds it taken and is acknowledged
-  without doing anything.
+- `mark_delivery`: names the delivery (the event id; for slash commands, buttons and
+  modals a fingerprint of the payload). The listener acks, then its work starts only
+  once that name is recorded in Postgres (`SlackServices.hand_off`): a Slack retry or a
+  duplicate delivery to another instance finds it taken and does nothing. Claiming
+  after the ack keeps the database off the ack path (bench/results/slack_load.md).
 - `RedactingFilter`: bolt logs request bodies in some warnings; message text and tokens
   never reach the log.
 """
@@ -16,6 +17,7 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
@@ -23,7 +25,6 @@ from slack_bolt.response import BoltResponse
 
 from bot.slack.config import BotOptions
 from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
-from store.deliveries import DeliveryLog
 
 log = logging.getLogger(__name__)
 
@@ -51,17 +52,23 @@ def drop_noise(options: BotOptions) -> Middleware:
     return drop_noise
 
 
-def claim_delivery(deliveries: DeliveryLog) -> Middleware:
-    async def claim_delivery(body: dict[str, Any], context: AsyncBoltContext, next: Next) -> Any:
+DELIVERY = "kb_delivery"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    key: str
+    kind: str
+
+
+def mark_delivery() -> Middleware:
+    async def mark_delivery(body: dict[str, Any], context: AsyncBoltContext, next: Next) -> Any:
         found = delivery_key(body)
         if found is not None:
-            key, kind = found
-            if not await deliveries.claim(key, kind=kind):
-                log.info("duplicate %s delivery dropped", kind)
-                return await context.ack()
+            context[DELIVERY] = Delivery(*found)
         return await next()
 
-    return claim_delivery
+    return mark_delivery
 
 
 _TOKEN = re.compile(r"xox[a-z]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+")

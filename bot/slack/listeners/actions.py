@@ -6,6 +6,7 @@ from typing import Any
 
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
 
 from bot.slack import interim_render as ids
 from bot.slack.clicks import click_of
@@ -14,32 +15,34 @@ from bot.slack.services import SlackServices
 
 def register(app: AsyncApp, services: SlackServices) -> None:
     @app.action(ids.VOTE_UP)
-    async def on_vote_up(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_vote_up(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        services.tasks.start(services.feedback.vote(click_of(body), vote=1), name="vote")
+        services.hand_off(context, services.feedback.vote(click_of(body), vote=1), name="vote")
 
     @app.action(ids.VOTE_DOWN)
-    async def on_vote_down(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_vote_down(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        services.tasks.start(services.feedback.vote(click_of(body), vote=-1), name="vote")
+        services.hand_off(context, services.feedback.vote(click_of(body), vote=-1), name="vote")
 
     @app.action(ids.WHY)
-    async def on_why(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_why(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        services.tasks.start(services.traces.show(click_of(body)), name="why")
+        services.hand_off(context, services.traces.show(click_of(body)), name="why")
 
     @app.action(ids.ESCALATE)
-    async def on_escalate(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_escalate(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        services.tasks.start(services.escalations.escalate(click_of(body)), name="escalate")
+        services.hand_off(context, services.escalations.escalate(click_of(body)), name="escalate")
 
     @app.action(ids.RESOLVE)
-    async def on_resolve(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_resolve(ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        services.tasks.start(services.escalations.resolve(click_of(body)), name="resolve")
+        services.hand_off(context, services.escalations.resolve(click_of(body)), name="resolve")
 
     @app.action(ids.EXPERT_ANSWER)
-    async def on_expert_answer(ack: AsyncAck, body: dict[str, Any]) -> None:
+    async def on_expert_answer(
+        ack: AsyncAck, body: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
         await ack()
         work = services.escalations.open_answer_form(click_of(body))
-        services.tasks.start(work, name="expert_form")
+        services.hand_off(context, work, name="expert_form")

@@ -27,9 +27,9 @@ def register(app: AsyncApp, services: SlackServices) -> None:
     panel_thread = AsyncCustomListenerMatcher(app_name="kb", func=in_panel_thread)
 
     @assistant.thread_started
-    async def on_started(ack: AsyncAck, event: dict[str, Any]) -> None:
+    async def on_started(ack: AsyncAck, event: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
-        services.tasks.start(services.assistant.started(event), name="assistant_started")
+        services.hand_off(context, services.assistant.started(event), name="assistant_started")
 
     # bolt annotates `matchers` as one matcher, but takes (and its own code passes) a list.
     @assistant.user_message(matchers=[panel_thread])  # type: ignore[arg-type]
@@ -40,6 +40,6 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         work = services.assistant.user_message(
             event, team_id=context.team_id or "", bot_user_id=context.bot_user_id or ""
         )
-        services.tasks.start(work, name="assistant_message")
+        services.hand_off(context, work, name="assistant_message")
 
     app.assistant(assistant)

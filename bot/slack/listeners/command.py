@@ -29,4 +29,4 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         work = services.commands.ask(
             command, question=question, private=private, bot_user_id=context.bot_user_id or ""
         )
-        services.tasks.start(work, name="command")
+        services.hand_off(context, work, name="command")

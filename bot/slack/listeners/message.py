@@ -18,4 +18,4 @@ def register(app: AsyncApp, services: SlackServices) -> None:
         work = services.messages.handle(
             event, team_id=context.team_id or "", bot_user_id=context.bot_user_id or ""
         )
-        services.tasks.start(work, name="message")
+        services.hand_off(context, work, name="message")
