@@ -40,6 +40,10 @@ if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run i
 
 log = logging.getLogger(__name__)
 
+# The embedding thread (and torch's threads) run at a lower priority than the event loop,
+# so a question being answered never delays Slack's acks (bench/results/slack_load.md).
+EMBED_NICENESS = 10
+
 
 @dataclass(slots=True)
 class Runtime:
@@ -236,7 +240,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         embedded = await start_embedded_postgres(settings.embedded_data_dir)
         dsn, where = embedded.dsn, f"embedded Postgres in {settings.embedded_data_dir}"
     embedder = SentenceTransformerEmbedder(
-        model=settings.embedding_model, torch_threads=settings.torch_threads
+        model=settings.embedding_model,
+        torch_threads=settings.torch_threads,
+        worker_niceness=EMBED_NICENESS,
     )
     try:
         pool = await open_pool(dsn)
