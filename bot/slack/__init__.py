@@ -1,0 +1,1 @@
+"""The Slack app: listeners, the conversation with the agent, and what it posts (Block Kit)."""
