@@ -107,25 +107,31 @@ def pack(
     others only when it is whole in it.
     """
     messages: list[list[Block]] = [[]]
-    for unit in units:
-        if _fits(messages[-1], unit, max_blocks, max_text):
-            messages[-1].extend(unit)
-            continue
-        if messages[-1]:
-            messages.append([])
-        if _fits(messages[-1], unit, max_blocks, max_text):
-            messages[-1].extend(unit)
-            continue
-        for block in unit:
-            if messages[-1] and not _fits(messages[-1], [block], max_blocks, max_text):
-                messages.append([])
-            messages[-1].append(block)
+    used = [0]  # block text in each message, kept rather than recounted
+
+    def fits(blocks: int, text: int) -> bool:
+        return len(messages[-1]) + blocks <= max_blocks and used[-1] + text <= max_text
+
+    def add(blocks: Sequence[Block], text: int) -> None:
+        messages[-1].extend(blocks)
+        used[-1] += text
+
+    def start() -> None:
         messages.append([])
+        used.append(0)
+
+    for unit in units:
+        size = block_text_size(unit)
+        if not fits(len(unit), size):
+            if messages[-1]:
+                start()
+            if not fits(len(unit), size):
+                for block in unit:
+                    block_size = block_text_size([block])
+                    if messages[-1] and not fits(1, block_size):
+                        start()
+                    add([block], block_size)
+                start()
+                continue
+        add(unit, size)
     return [message for message in messages if message]
-
-
-def _fits(message: list[Block], unit: Sequence[Block], max_blocks: int, max_text: int) -> bool:
-    return (
-        len(message) + len(unit) <= max_blocks
-        and block_text_size(message) + block_text_size(unit) <= max_text
-    )

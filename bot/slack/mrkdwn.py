@@ -48,7 +48,7 @@ ELLIPSIS = "…"
 
 def slack_len(text: str) -> int:
     """Length in UTF-16 code units, the most any Slack limit can count."""
-    return len(text) + sum(1 for ch in text if ord(ch) > 0xFFFF)
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def clean(text: str) -> str:
@@ -83,16 +83,22 @@ def safe_url(url: str | None) -> str | None:
 
 
 def link(url: str | None, label: str) -> str:
-    """A Slack link to `url` showing `label`; just the escaped label when `url` is unsafe."""
+    """A Slack link to `url` showing `label`; just the escaped label when `url` is unsafe.
+
+    A label that is itself another place is replaced by the target; a label that merely
+    mentions another place keeps its words and is followed by the target's host.
+    """
     target = safe_url(url)
     shown = clean(label).strip()
     if target is None or len(shown) > MAX_LABEL:
         return escape(label)
-    if not shown or _names_another_place(shown, url or ""):
-        shown = (url or "").strip()
-        if len(shown) > MAX_LABEL:
-            shown = shown[: MAX_LABEL - 1] + ELLIPSIS
-    return f"<{target}|{escape(shown).replace('|', '｜')}>"
+    url = (url or "").strip()
+    if not shown or _names_another_place(shown, url):
+        shown = url if len(url) <= MAX_LABEL else url[: MAX_LABEL - 1] + ELLIPSIS
+    words = [word.strip(".,;:!?()\"'“”") for word in shown.split()]
+    mentioned = len(words) > 1 and any(_names_another_place(word, url) for word in words)
+    suffix = f" ({escape(_host(url) or url)})" if mentioned else ""
+    return f"<{target}|{escape(shown).replace('|', '｜')}>{suffix}"
 
 
 def inline(text: str) -> str:

@@ -69,6 +69,13 @@ def test_a_label_naming_another_place_shows_the_real_target(label: str, url: str
     assert link(url, label) == f"<{url}|{url}>"
 
 
+def test_a_label_mentioning_another_place_is_followed_by_the_real_host() -> None:
+    rendered = link("https://evil.example/x", "Log in at bank.example today")
+    assert rendered == "<https://evil.example/x|Log in at bank.example today> (evil.example)"
+    own = link("https://handbook.example/a", "Read handbook.example first")
+    assert own == "<https://handbook.example/a|Read handbook.example first>"
+
+
 def test_a_label_naming_its_own_target_is_kept() -> None:
     url = "https://handbook.example/leave/"
     assert link(url, "handbook.example") == f"<{url}|handbook.example>"
