@@ -168,6 +168,21 @@ def test_a_conflict_shows_both_sides_their_dates_and_the_newer_one() -> None:
     )
 
 
+def test_an_answer_of_many_small_blocks_is_split_by_block_count() -> None:
+    # Short notes hold less text than one message may, but more blocks; every count from
+    # 40 to 120 puts the last message's closing blocks (note and buttons) at the limit once.
+    escalated = ReplyOptions(escalated_by="U0ABC", escalation_link="https://x.slack.com/p1")
+    for count in range(40, 121):
+        conflicts = tuple(Conflict(f"Point {n}?", ()) for n in range(count))
+        messages = answer_messages(answer((claim("A."),), conflicts=conflicts), options=escalated)
+        for message in messages:
+            assert violations(text=message.text, blocks=message.blocks) == [], count
+        notes = [t for m in messages for t in texts(m) if t.startswith("*Sources disagree:*")]
+        assert [note.split("\n")[0] for note in notes] == [
+            f"*Sources disagree:* Point {n}?" for n in range(count)
+        ]
+
+
 def test_a_conflict_without_dates_says_the_dates_do_not_tell() -> None:
     claims = (claim("A.", cited=1), claim("B.", cited=2))
     conflict = Conflict(sub_question="Which?", claims=(0, 1, 9))  # 9: no such claim

@@ -109,14 +109,17 @@ def answers(draw: st.DrawFn) -> Answer:
         statement = f"⟦C{index}⟧ {texts[index % len(texts)]} ⟦/C{index}⟧"
         quote = statement if same else f"⟦Q{index}⟧ {texts[(index + 1) % len(texts)]} ⟦/Q{index}⟧"
         claims.append(Claim(statement, quote, cited, index))
+    # A few conflicts of any text, or sixty bare ones: each is a block of its own, so
+    # sixty press on the 50-block limit without filling a message's text.
+    few = draw(st.integers(0, 3))
     conflicts = tuple(
         Conflict(
-            draw(body),
-            tuple(draw(st.lists(st.integers(-2, len(claims) + 2), max_size=3))),
+            draw(body) if few else "",
+            tuple(draw(st.lists(st.integers(-2, len(claims) + 2), max_size=3))) if few else (),
             draw(st.one_of(st.none(), st.integers(0, count + 1))),
-            draw(body),
+            draw(body) if few else "",
         )
-        for _ in range(draw(st.integers(0, 3)))
+        for _ in range(few or draw(st.sampled_from([0, 60])))
     )
     gaps = tuple(Gap(draw(body), "no_results", draw(body)) for _ in range(draw(st.integers(0, 4))))
     return Answer(

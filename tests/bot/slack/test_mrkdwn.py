@@ -97,13 +97,20 @@ def test_a_long_text_is_cut_at_sentence_ends_first() -> None:
     assert " ".join(pieces) == text
 
 
+ATOM = re.compile(r"&(?:amp|lt|gt);|<https://x\.example/[^<>|]*\|[^<>]*>")
+
+
 def test_a_cut_never_falls_inside_an_entity_or_a_link() -> None:
-    text = inline("&&&&& " * 30 + "[a link](https://x.example/" + "p" * 100 + ") " * 5)
-    for limit in (140, 201, 333):  # each longer than the link, as sections are
-        for piece in split(text, limit):
-            assert slack_len(piece) <= limit
-            assert re.sub(r"&(amp|lt|gt);|<https://[^<>]*\|a link>", "", piece).count("&") == 0
-            assert "<" not in re.sub(r"<https://[^<>|]*\|a link>", "", piece)
+    spaced = inline("&&&&& Stop. " * 30 + "[a. b c d](https://x.example/" + "p" * 100 + ") " * 5)
+    unbroken = inline("&<>" * 300 + "[a](https://x.example/q)" * 20)
+    for text in (spaced, unbroken):
+        for limit in range(130, 400, 7):  # each longer than one link, as sections are
+            pieces = split(text, limit)
+            assert "".join(pieces).replace(" ", "") == text.replace(" ", "")
+            for piece in pieces:
+                assert slack_len(piece) <= limit
+                rest = ATOM.sub("", piece)
+                assert "&" not in rest and "<" not in rest and ">" not in rest, (limit, piece)
 
 
 @settings(max_examples=150, deadline=None)

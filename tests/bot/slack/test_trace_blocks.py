@@ -145,7 +145,19 @@ def test_a_run_of_any_length_fits_one_message() -> None:
         {"action": f"step{n}", "input": "x" * 5000, "output": "& " * 900, "latency_ms": n}
         for n in range(500)
     ]
+    crowded = Answer(
+        question="Q",
+        claims=(),
+        citations=tuple(
+            Citation(n, "T" * 300, "https://docs.example/" + "p" * 900, "u", n, n, "s", "c")
+            for n in range(1, 200)
+        ),
+        stop_reason="max_steps_reached",
+        escalate=True,
+        sub_questions=tuple(SubQuestion("<sub> " * 100, "missing") for _ in range(300)),
+    )
     huge = run(
+        answer=crowded.as_dict(),
         question="Q " * 5000,
         steps=steps,
         queries=["<q>" * 300] * 400,
