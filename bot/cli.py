@@ -101,18 +101,31 @@ def index(
 @main.command()
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer object as JSON.")
-@click.option("--blocks", is_flag=True, help="Print the Slack Block Kit JSON too.")
-def ask(question: str, as_json: bool, blocks: bool) -> None:
+@click.option("--blocks", is_flag=True, help="Print the Slack messages (Block Kit JSON) too.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False, writable=True),
+    help="Write the reply as Slack would show it, as an HTML page, to this file.",
+)
+def ask(question: str, as_json: bool, blocks: bool, html_path: Path | None) -> None:
     """Answer QUESTION from the knowledge base, with verified quotes."""
     from bot.commands import ask_command
 
-    _run(lambda: ask_command(_settings(), question, as_json=as_json, blocks=blocks))
+    _run(
+        lambda: ask_command(
+            _settings(), question, as_json=as_json, blocks=blocks, html_path=html_path
+        )
+    )
 
 
 @main.command()
 @click.option("--no-prompt", is_flag=True, help="Answer the sample questions, then exit.")
 def demo(no_prompt: bool) -> None:
-    """Index the bundled handbook, answer three questions, then take yours."""
+    """Index the bundled handbook, answer three questions, then take yours.
+
+    The replies are also written, as Slack would show them, to $KB_HOME/demo-replies.html.
+    """
     from bot.commands import demo_command
 
     interactive = not no_prompt and sys.stdin.isatty()

@@ -15,9 +15,12 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bot.blocks import answer_blocks, answer_text
+from agent.answer import Answer
 from bot.settings import Settings
+from bot.slack.blocks import answer_messages
+from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
 from bot.sources import configured_sources, folder_config, handbook_config
+from bot.terminal import answer_text
 from bot.wiring import Runtime, open_runtime
 from jobs.config import SourceConfig
 from jobs.indexing import IndexReport, ProgressCallback
@@ -120,21 +123,29 @@ async def index_command(
         return await reindex(runtime, configs, base_dir=base_dir, dry_run=dry_run)
 
 
-async def ask_command(settings: Settings, question: str, *, as_json: bool, blocks: bool) -> None:
+async def ask_command(
+    settings: Settings, question: str, *, as_json: bool, blocks: bool, html_path: Path | None
+) -> None:
     async with open_runtime(settings) as runtime:
         await _ensure_indexed(runtime)
         await runtime.documents.check_model(runtime.embedder.identity)
         answer = await runtime.answerer().answer(question)
+    messages = answer_messages(answer)
+    if html_path is not None:
+        _write_page(html_path, preview_html(messages, question=question))
+        console.print(f"[dim]wrote the Slack preview to {html_path}[/]")
     if as_json:
         click.echo(json.dumps(answer.as_dict(), indent=2))
         return
     click.echo(answer_text(answer))
     console.print(f"[dim]run {answer.run_id}[/]")
     if blocks:
-        click.echo(json.dumps({"blocks": answer_blocks(answer)}, indent=2))
+        click.echo(messages_json(messages))
 
 
 async def demo_command(settings: Settings, questions: Sequence[str], *, interactive: bool) -> None:
+    preview = settings.kb_home / "demo-replies.html"
+    threads: list[PreviewThread] = []
     async with open_runtime(settings) as runtime:
         console.print(f"[dim]database: {runtime.database}[/]")
         outcome = await reindex(runtime, [handbook_config(settings)], base_dir=Path.cwd())
@@ -142,12 +153,31 @@ async def demo_command(settings: Settings, questions: Sequence[str], *, interact
         answerer = runtime.answerer()
         for question in questions:
             click.echo(f"\n? {question}")
-            click.echo(answer_text(await answerer.answer(question)))
-        if not interactive:
-            return
-        click.echo("\nAsk your own question about the handbook (empty line or Ctrl-D to quit).")
-        while question := _prompt():
-            click.echo(answer_text(await answerer.answer(question)))
+            threads.append(_demo_reply(question, await answerer.answer(question)))
+        _write_demo_preview(preview, threads)
+        if interactive:
+            click.echo("\nAsk your own question about the handbook (empty line or Ctrl-D to quit).")
+            while question := _prompt():
+                threads.append(_demo_reply(question, await answerer.answer(question)))
+                _write_demo_preview(preview, threads)
+    click.echo(f"\nThe replies as Slack would show them: {preview}")
+
+
+def _demo_reply(question: str, answer: Answer) -> PreviewThread:
+    click.echo(answer_text(answer))
+    return PreviewThread(messages=answer_messages(answer), question=question)
+
+
+def _write_demo_preview(path: Path, threads: Sequence[PreviewThread]) -> None:
+    _write_page(path, threads_html(threads, title="slack-kb demo replies"))
+
+
+def _write_page(path: Path, page: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def _prompt() -> str:

@@ -1,1 +1,2 @@
-"""The Slack app: transports, middleware, listeners, and the conversation with the agent."""
+"""The Slack app: transports, middleware, listeners, the conversation with the agent, and
+what it posts (Block Kit)."""
