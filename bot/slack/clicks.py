@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from bot.slack.interim_render import button_value
+from bot.slack.actions import ActionValue, ActionValueError, parse_action_value
+from bot.slack.views import submitted_text, view_value
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,17 +23,18 @@ class Click:
     is_ephemeral: bool
     response_url: str | None
     trigger_id: str | None
-    value: Mapping[str, Any]
+    # What the button names; None when its value is not one this bot wrote.
+    value: ActionValue | None
     message_blocks: tuple[Mapping[str, Any], ...] = ()
     message_text: str = ""
 
     @property
     def run_id(self) -> int | None:
-        return _int(self.value.get("run"))
+        return self.value.run if self.value else None
 
     @property
     def escalation_id(self) -> int | None:
-        return _int(self.value.get("escalation"))
+        return self.value.escalation if self.value else None
 
 
 def click_of(body: Mapping[str, Any]) -> Click:
@@ -51,7 +52,7 @@ def click_of(body: Mapping[str, Any]) -> Click:
         is_ephemeral=bool(container.get("is_ephemeral")),
         response_url=body.get("response_url"),
         trigger_id=body.get("trigger_id"),
-        value=button_value(action.get("value")),
+        value=_value(action.get("value")),
         message_blocks=tuple(message.get("blocks") or ()),
         message_text=str(message.get("text", "")),
     )
@@ -59,34 +60,27 @@ def click_of(body: Mapping[str, Any]) -> Click:
 
 @dataclass(frozen=True, slots=True)
 class Submission:
-    """A modal submitted: who, the modal's private metadata, and its input values."""
+    """A modal submitted: who, the run (and escalation) it is about, and the view."""
 
-    callback_id: str
     user_id: str
-    metadata: Mapping[str, Any]
-    values: Mapping[str, str]
+    value: ActionValue | None
+    view: Mapping[str, Any]
 
-    def value(self, block_id: str) -> str:
-        return self.values.get(block_id, "").strip()
+    def text(self, *, block_id: str, action_id: str) -> str:
+        return submitted_text(self.view, block_id=block_id, action_id=action_id)
 
 
 def submission_of(body: Mapping[str, Any]) -> Submission:
     view = body.get("view") or {}
     try:
-        metadata = json.loads(view.get("private_metadata") or "{}")
-    except json.JSONDecodeError:
-        metadata = {}
-    values: dict[str, str] = {}
-    for block_id, inputs in ((view.get("state") or {}).get("values") or {}).items():
-        for element in inputs.values():
-            values[block_id] = str(element.get("value") or "")
-    return Submission(
-        callback_id=str(view.get("callback_id", "")),
-        user_id=str((body.get("user") or {}).get("id", "")),
-        metadata=metadata if isinstance(metadata, dict) else {},
-        values=values,
-    )
+        value: ActionValue | None = view_value(view)
+    except ActionValueError:
+        value = None
+    return Submission(user_id=str((body.get("user") or {}).get("id", "")), value=value, view=view)
 
 
-def _int(value: Any) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
+def _value(raw: Any) -> ActionValue | None:
+    try:
+        return parse_action_value(raw)
+    except ActionValueError:
+        return None

@@ -11,6 +11,7 @@ the log, never to Slack.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import time
 import uuid
@@ -18,8 +19,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.answer import Answer, Answerer, Turn
+from bot.slack.blocks import ReplyOptions, SlackMessage, answer_messages, failure_message
 from bot.slack.config import Access, BotOptions
-from bot.slack.interim_render import ReplyOptions, answer_messages, failure_message
 from bot.slack.queue import WorkspaceQueue
 from bot.slack.replies import Reply
 from bot.slack.threads import ThreadHistory, answer_metadata, bot_turn
@@ -103,7 +104,7 @@ class Conversation:
             if asked.grounded_only and not grounded(answer):
                 log.info("help channel: no grounded answer, nothing posted (run %s)", answer.run_id)
                 return
-            messages = answer_messages(answer, options=self._reply_options(answer, asked))
+            messages = self._render(answer)
             message_ts = await reply.answered(messages, metadata=answer_metadata(answer.run_id))
             await self._record(asked, answer, message_ts)
         except Exception:
@@ -149,14 +150,15 @@ class Conversation:
             origin["thread"] = asked.thread_ts
         return origin
 
-    def _reply_options(self, answer: Answer, asked: Asked) -> ReplyOptions:
-        escalate = answer.escalate or self._options.always_escalate
-        return ReplyOptions(
-            show_escalate=escalate
+    def _render(self, answer: Answer) -> list[SlackMessage]:
+        if self._options.escalation_channel is None:
+            # No escalation channel: offering "Escalate to a human" would be a dead button.
+            answer = dataclasses.replace(answer, escalate=False)
+        options = ReplyOptions(
+            always_offer_escalation=self._options.always_escalate
             and self._options.escalation_channel is not None
-            and answer.run_id is not None,
-            private=asked.surface == "private",
         )
+        return answer_messages(answer, options=options)
 
     async def _record(self, asked: Asked, answer: Answer, message_ts: str | None) -> None:
         thread_ts = None if asked.surface == "private" else asked.thread_ts

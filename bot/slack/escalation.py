@@ -16,22 +16,24 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
 
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from agent.answer import Answer
+from bot.slack.blocks import (
+    EscalationPost,
+    ReplyOptions,
+    SlackMessage,
+    answer_messages,
+    escalation_message,
+    expert_answer_messages,
+    mark_escalated,
+    resolved_escalation_message,
+)
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy, BotOptions
-from bot.slack.interim_render import (
-    EscalationPost,
-    escalated_reply,
-    escalation_message,
-    expert_answer_modal,
-    expert_reply_message,
-)
 from bot.slack.notices import (
     ESCALATION_NOT_FOUND,
     ESCALATION_OFF,
@@ -40,6 +42,7 @@ from bot.slack.notices import (
     already_escalated,
 )
 from bot.slack.threads import answer_metadata
+from bot.slack.views import ExpertAnswerForm, expert_answer_modal
 from bot.slack.visibility import visible_answer
 from bot.slack.web import retry_handlers
 from store.conversations import ConversationLog
@@ -87,7 +90,7 @@ class EscalationDesk:
             )
             return
         escalation = await self._post(escalation, answer, channel)
-        await self._mark_reply(click, escalation)
+        await self._mark_reply(click, escalation, answer)
 
     async def _open(
         self, click: Click, run_id: int, answer: Answer, origin: Mapping[str, str]
@@ -111,48 +114,63 @@ class EscalationDesk:
 
     async def _post(self, escalation: Escalation, answer: Answer, channel: str) -> Escalation:
         response = await self._client.chat_postMessage(
-            channel=channel, **_message(self._post_message(escalation, answer))
+            channel=channel, **self._post_message(escalation, answer).post_kwargs()
         )
         ts = str(response["ts"])
         return await self._escalations.posted(
             escalation.id, channel_id=channel, ts=ts, permalink=await self._permalink(channel, ts)
         )
 
-    def _post_message(self, escalation: Escalation, answer: Answer) -> Any:
+    def _post_message(
+        self, escalation: Escalation, answer: Answer, *, answer_link: str | None = None
+    ) -> SlackMessage:
         shown = visible_answer(answer, self._access.for_channel(escalation.channel_id))
         if self._options.escalation_channel:
             shown = visible_answer(
                 shown, self._access.for_channel(self._options.escalation_channel)
             )
-        return escalation_message(
-            EscalationPost(
-                escalation_id=escalation.id,
-                question=escalation.question,
-                asker_id=escalation.asker_id,
-                escalated_by=escalation.escalated_by,
-                thread_permalink=escalation.thread_permalink,
-                answer=shown,
-                usergroup=self._options.escalation_usergroup,
-                status=escalation.status,
-                resolved_by=escalation.resolved_by,
-            )
+        post = EscalationPost(
+            escalation_id=escalation.id,
+            run_id=escalation.run_id,
+            question=escalation.question,
+            asker=escalation.asker_id,
+            answer=shown,
+            escalated_by=escalation.escalated_by,
+            channel=escalation.channel_id,
+            thread_link=escalation.thread_permalink,
+            user_group=self._options.escalation_usergroup,
+        )
+        if escalation.status == "open":
+            return escalation_message(post)
+        return resolved_escalation_message(
+            post,
+            resolved_by=escalation.resolved_by or "",
+            answered=escalation.answer is not None,
+            answer_link=answer_link,
         )
 
-    async def _mark_reply(self, click: Click, escalation: Escalation) -> None:
-        blocks = escalated_reply(
-            click.message_blocks, by=click.user_id, link=escalation.post_permalink
-        )
-        if click.is_ephemeral and click.response_url:
-            hook = AsyncWebhookClient(click.response_url, retry_handlers=retry_handlers())
-            await hook.send(text=click.message_text, blocks=blocks, replace_original=True)
-        elif click.channel_id and click.message_ts:
+    async def _mark_reply(self, click: Click, escalation: Escalation, answer: Answer) -> None:
+        """The reply now says who escalated it, with a link, where its button was."""
+        if click.message_blocks and click.channel_id and click.message_ts:
             await self._client.chat_update(
                 channel=click.channel_id,
                 ts=click.message_ts,
                 text=click.message_text,
-                blocks=blocks,
+                blocks=mark_escalated(
+                    click.message_blocks,
+                    escalated_by=click.user_id,
+                    link=escalation.post_permalink,
+                ),
                 metadata=answer_metadata(escalation.run_id),
             )
+        elif click.response_url:  # an ephemeral reply: Slack does not send its blocks back
+            shown = visible_answer(answer, self._access.for_channel(escalation.channel_id))
+            options = ReplyOptions(
+                escalated_by=click.user_id, escalation_link=escalation.post_permalink
+            )
+            last = answer_messages(shown, options=options)[-1]
+            hook = AsyncWebhookClient(click.response_url, retry_handlers=retry_handlers())
+            await hook.send(**last.update_kwargs(), replace_original=True)
 
     async def resolve(self, click: Click) -> None:
         if click.escalation_id is None:
@@ -170,10 +188,10 @@ class EscalationDesk:
         if escalation is None or not click.trigger_id:
             await self._tell(click, ESCALATION_NOT_FOUND)
             return
-        await self._client.views_open(
-            trigger_id=click.trigger_id,
-            view=expert_answer_modal(escalation_id=escalation.id, question=escalation.question),
+        form = ExpertAnswerForm(
+            escalation_id=escalation.id, run_id=escalation.run_id, question=escalation.question
         )
+        await self._client.views_open(trigger_id=click.trigger_id, view=expert_answer_modal(form))
 
     async def expert_answer(self, *, escalation_id: int, expert_id: str, text: str) -> None:
         """Post the expert's answer to the asker, store it, and index it right away."""
@@ -182,14 +200,19 @@ class EscalationDesk:
         )
         if escalation is None:
             return
-        message = expert_reply_message(expert_id=expert_id, answer=text)
-        if escalation.thread_ts:
+        messages = expert_answer_messages(
+            text=text, expert=expert_id, escalation_link=escalation.post_permalink
+        )
+        # In the asker's thread; when the question was answered privately, to the asker.
+        channel = escalation.channel_id if escalation.thread_ts else escalation.asker_id
+        posted = [
             await self._client.chat_postMessage(
-                channel=escalation.channel_id, thread_ts=escalation.thread_ts, **_message(message)
+                channel=channel, thread_ts=escalation.thread_ts, **message.post_kwargs()
             )
-        else:  # the question was answered privately: tell the asker privately
-            await self._client.chat_postMessage(channel=escalation.asker_id, **_message(message))
-        await self._refresh_post(escalation)
+            for message in messages
+        ]
+        answer_link = await self._permalink(str(posted[0]["channel"]), str(posted[0]["ts"]))
+        await self._refresh_post(escalation, answer_link=answer_link)
         await self._index_collection(escalation.collection)
         if escalation.post_channel_id:
             await self._client.chat_postEphemeral(
@@ -198,17 +221,18 @@ class EscalationDesk:
                 text=added_to_knowledge(escalation.collection),
             )
 
-    async def _refresh_post(self, escalation: Escalation) -> None:
+    async def _refresh_post(
+        self, escalation: Escalation, *, answer_link: str | None = None
+    ) -> None:
         if not (escalation.post_channel_id and escalation.post_ts):
             return
         run = await self._runs.get(escalation.run_id)
         answer = Answer.from_dict(run.answer) if run and run.answer else None
         if answer is None:
             return
+        message = self._post_message(escalation, answer, answer_link=answer_link)
         await self._client.chat_update(
-            channel=escalation.post_channel_id,
-            ts=escalation.post_ts,
-            **_message(self._post_message(escalation, answer), update=True),
+            channel=escalation.post_channel_id, ts=escalation.post_ts, **message.update_kwargs()
         )
 
     async def _permalink(self, channel_id: str | None, ts: str | None) -> str | None:
@@ -226,10 +250,3 @@ class EscalationDesk:
             await self._client.chat_postEphemeral(
                 channel=click.channel_id, user=click.user_id, text=text, thread_ts=click.thread_ts
             )
-
-
-def _message(message: Any, *, update: bool = False) -> dict[str, Any]:
-    args: dict[str, Any] = {"text": message.text, "blocks": message.blocks}
-    if not update:
-        args |= {"unfurl_links": message.unfurl_links, "unfurl_media": message.unfurl_media}
-    return args

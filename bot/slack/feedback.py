@@ -6,8 +6,8 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.clicks import Click
-from bot.slack.interim_render import comment_modal
 from bot.slack.notices import FEEDBACK_THANKS
+from bot.slack.views import FeedbackCommentForm, feedback_comment_modal
 from store.feedback import FeedbackRepository
 
 
@@ -22,7 +22,8 @@ class FeedbackDesk:
         await self._feedback.vote(run_id=click.run_id, user_id=click.user_id, vote=vote)
         if vote < 0 and click.trigger_id:
             await self._client.views_open(
-                trigger_id=click.trigger_id, view=comment_modal(run_id=click.run_id)
+                trigger_id=click.trigger_id,
+                view=feedback_comment_modal(FeedbackCommentForm(run_id=click.run_id)),
             )
         elif click.channel_id:  # a click that shows nothing looks broken
             await self._client.chat_postEphemeral(

@@ -5,7 +5,7 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.config import Access
-from bot.slack.interim_render import HomeCollection, home_view
+from bot.slack.views import HomeContent, RecentQuestion, SourceSummary, home_view
 from store.catalog import Catalog
 from store.conversations import ConversationLog
 
@@ -25,16 +25,18 @@ class HomeDesk:
         self._access = access
 
     async def publish(self, *, user_id: str) -> None:
-        collections = [
-            HomeCollection(c.name, c.documents, tuple(s.name for s in c.sources))
+        sources = [
+            SourceSummary(name=s.name, collection=c.name, documents=s.documents)
             for c in await self._catalog.collections()
             if self._access.allows(c.name)
+            for s in c.sources
         ]
-        last = await self._catalog.last_successful_reindex()
         recent = await self._conversations.recent_questions(user_id=user_id, limit=5)
         view = home_view(
-            collections=collections,
-            last_reindex=f"{last:%Y-%m-%d %H:%M} UTC" if last else None,
-            recent=[q.question for q in recent],
+            HomeContent(
+                sources=sources,
+                last_reindex=await self._catalog.last_successful_reindex(),
+                recent_questions=[RecentQuestion(q.question, q.asked_at) for q in recent],
+            )
         )
         await self._client.views_publish(user_id=user_id, view=view)

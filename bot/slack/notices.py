@@ -1,6 +1,12 @@
-"""The bot's one-line notices (plain text, ephemeral), in one place; Block Kit is in blocks."""
+"""The bot's one-line notices (plain text, mostly ephemeral), in one place.
+
+Block Kit messages are rendered in blocks.py; these are the short lines around them. Any
+text from a user is escaped (mrkdwn.escape), so it can ping or link no one.
+"""
 
 from __future__ import annotations
+
+from bot.slack.mrkdwn import escape
 
 NOT_IN_CHANNEL = (
     "I can't post in this channel. Invite me with `/invite @kb`, or ask privately with "
@@ -14,11 +20,6 @@ ALREADY_ESCALATED = "This question was already escalated"
 ESCALATION_NOT_FOUND = "I can't find that escalation any more."
 EMPTY_EXPERT_ANSWER = "Write the answer to add to the knowledge base."
 FEEDBACK_THANKS = "Thanks, your feedback is recorded."
-
-
-def escape(text: str) -> str:
-    """Slack mrkdwn escaping: no text of ours or a user's can ping or link by accident."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def asked_on_behalf(*, user_id: str, question: str) -> str:

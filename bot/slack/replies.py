@@ -21,7 +21,7 @@ from typing import Any, Protocol
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
-from bot.slack.interim_render import SlackMessage, placeholder_message
+from bot.slack.blocks import SlackMessage, placeholder_message
 from bot.slack.web import retry_handlers
 
 Metadata = Mapping[str, Any]

@@ -17,9 +17,9 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from bot.slack.blocks import failure_message
 from bot.slack.config import AccessPolicy
 from bot.slack.conversation import Asked, Conversation
-from bot.slack.interim_render import failure_message
 from bot.slack.notices import NOT_IN_CHANNEL, asked_on_behalf
 from bot.slack.replies import EphemeralReply, ThreadReply
 from bot.slack.threads import question_metadata

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.blocks import trace_message
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy
-from bot.slack.interim_render import trace_message
 from bot.slack.notices import RUN_NOT_FOUND
 from bot.slack.visibility import chunk_ids_of, visible_run
 from store.catalog import Catalog

@@ -8,7 +8,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
 
-from bot.slack.interim_render import help_message
+from bot.slack.blocks import help_message
 from bot.slack.predicates import CommandKind, parse_kb_command
 from bot.slack.services import SlackServices
 
@@ -22,7 +22,7 @@ def register(app: AsyncApp, services: SlackServices) -> None:
             command.get("text", ""), private_by_default=services.options.private_by_default
         )
         if kind is CommandKind.HELP:
-            usage = help_message()
+            usage = help_message(command=COMMAND)
             await ack(text=usage.text, blocks=usage.blocks, response_type="ephemeral")
             return
         await ack()

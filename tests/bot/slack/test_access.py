@@ -10,7 +10,7 @@ import copy
 import json
 import re
 
-from bot.slack import interim_render as ids
+from bot.slack import actions as ids
 from bot.slack.config import AccessPolicy, BotOptions
 from store.filters import ChunkFilter
 from tests.bot.slack.rig import (
@@ -145,7 +145,7 @@ async def test_an_experts_answer_is_cited_only_where_the_asking_channels_collect
     await bot.idle()
     post = copy.deepcopy(fake_slack.messages["CESC"][0])
     await bot.sender.interaction(
-        _click(fake_slack, post, ids.EXPERT_ANSWER, channel="CESC", user="W333")
+        _click(fake_slack, post, ids.ESCALATION_ANSWER, channel="CESC", user="W333")
     )
     await bot.idle()
     modal = fake_slack.calls_to("views.open")[0].params["view"]

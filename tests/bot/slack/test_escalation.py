@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import interim_render as ids
+from bot.slack import actions as ids
 from bot.slack.config import BotOptions
 from tests.bot.slack.rig import button_click, buttons, mention, user_message, view_submission
 
@@ -41,7 +41,7 @@ async def _escalate(bot, fake_slack, reply: dict) -> dict:
 
 async def _answer_as_expert(bot, fake_slack, post: dict) -> None:
     click = button_click(
-        button=buttons(post["blocks"])[ids.EXPERT_ANSWER],
+        button=buttons(post["blocks"])[ids.ESCALATION_ANSWER],
         user="W333",
         channel="CESC",
         message=post,
@@ -73,7 +73,7 @@ async def test_escalating_posts_the_question_to_the_escalation_channel_and_marks
     assert "parking permit" in post["text"]
     thread_link = "https://fake.slack.test/archives/C111/p1700000300000001"
     assert thread_link in json.dumps(post["blocks"])
-    assert set(buttons(post["blocks"])) == {ids.RESOLVE, ids.EXPERT_ANSWER}
+    assert set(buttons(post["blocks"])) == {ids.ESCALATION_RESOLVE, ids.ESCALATION_ANSWER}
     marked = fake_slack.calls_to("chat.update")[-1]
     assert marked.params["ts"] == reply["ts"]
     assert "Escalated by <@W222>" in json.dumps(marked.params["blocks"])
@@ -101,7 +101,7 @@ async def test_mark_resolved_records_who_resolved_it(start_bot, fake_slack, pool
     reply = await _ask(bot, fake_slack, ts="1700000302.000001", event_id="EvAsk")
     post = await _escalate(bot, fake_slack, reply)
     click = button_click(
-        button=buttons(post["blocks"])[ids.RESOLVE],
+        button=buttons(post["blocks"])[ids.ESCALATION_RESOLVE],
         user="W333",
         channel="CESC",
         message=post,
@@ -126,7 +126,8 @@ async def test_the_experts_answer_reaches_the_asker_and_the_bot_cites_it_next_ti
     in_thread = [
         m for m in fake_slack.messages["C111"] if m.get("thread_ts") == "1700000303.000001"
     ]
-    assert any("facilities desk" in m["text"] and "<@W333>" in m["text"] for m in in_thread)
+    shown = [json.dumps(m["blocks"]) for m in in_thread]
+    assert any("facilities desk" in b and "<@W333>" in b for b in shown)
     row = await pool.fetchrow("SELECT status, resolved_by, answer FROM escalations")
     assert (row["status"], row["resolved_by"], row["answer"]) == ("resolved", "W333", EXPERT_ANSWER)
     thanks = fake_slack.calls_to("chat.postEphemeral")[-1]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import interim_render as ids
+from bot.slack import actions as ids
 from store.index_runs import IndexRunRepository
 from tests.bot.slack.rig import button_click, buttons, mention, payload, view_submission
 
@@ -34,9 +34,9 @@ async def _press(bot, fake_slack, reply: dict, action_id: str, user: str) -> Non
 async def test_one_vote_per_run_and_user_that_a_second_click_changes(start_bot, fake_slack, pool):
     bot = await start_bot()
     reply = await _answered(bot, fake_slack)
-    await _press(bot, fake_slack, reply, ids.VOTE_UP, "W222")
-    await _press(bot, fake_slack, reply, ids.VOTE_DOWN, "W222")
-    await _press(bot, fake_slack, reply, ids.VOTE_UP, "W333")
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_UP, "W222")
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_DOWN, "W222")
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_UP, "W333")
     rows = await pool.fetch("SELECT user_id, vote FROM feedback ORDER BY user_id")
     assert [tuple(r) for r in rows] == [("W222", -1), ("W333", 1)]
     thanked = [c.params["user"] for c in fake_slack.calls_to("chat.postEphemeral")]
@@ -48,7 +48,7 @@ async def test_a_thumbs_down_opens_a_comment_modal_whose_comment_is_stored(
 ):
     bot = await start_bot()
     reply = await _answered(bot, fake_slack)
-    await _press(bot, fake_slack, reply, ids.VOTE_DOWN, "W222")
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_DOWN, "W222")
     (opened,) = fake_slack.calls_to("views.open")
     modal = opened.params["view"]
     await bot.sender.interaction(
@@ -56,12 +56,14 @@ async def test_a_thumbs_down_opens_a_comment_modal_whose_comment_is_stored(
             callback_id=modal["callback_id"],
             private_metadata=modal["private_metadata"],
             user="W222",
-            values={ids.COMMENT_BLOCK: (ids.COMMENT_INPUT, "It missed the HRLinks deadline")},
+            values={
+                ids.FEEDBACK_COMMENT_BLOCK: (ids.FEEDBACK_COMMENT_INPUT, "It missed the deadline")
+            },
         )
     )
     await bot.idle()
     row = await pool.fetchrow("SELECT vote, comment FROM feedback")
-    assert (row["vote"], row["comment"]) == (-1, "It missed the HRLinks deadline")
+    assert (row["vote"], row["comment"]) == (-1, "It missed the deadline")
 
 
 async def test_app_home_shows_collections_counts_the_last_reindex_and_my_questions(
