@@ -405,6 +405,7 @@ def slash_command(text: str, *, response_url: str, trigger_id: str = "111.111.xx
 
     form = dict(_parse(payload("slash_command.form-urlencoded.txt")))
     form |= {"command": "/kb", "text": text, "response_url": response_url, "trigger_id": trigger_id}
+    form["user_id"] = "W222"  # the file's user is W111, which the rig makes the bot
     return form
 
 
@@ -434,21 +435,25 @@ def button_click(
     button: dict,
     user: str,
     channel: str,
-    message: dict,
+    message: dict | None,
     response_url: str,
     is_ephemeral: bool = False,
 ) -> dict:
-    """The block_actions payload file, as `user` pressing `button` on `message`."""
+    """The block_actions payload file, as `user` pressing `button` on `message`.
+
+    `message` None is a click on an ephemeral message: Slack sends no copy of it back.
+    """
     body = payload("interactive_block_actions_button.json")
     body["user"] |= {"id": user}
     body["container"] = {
         "type": "message",
-        "message_ts": message.get("ts"),
+        "message_ts": (message or {}).get("ts", "1700009999.000001"),
         "channel_id": channel,
         "is_ephemeral": is_ephemeral,
     }
     body["channel"]["id"] = channel
-    body["message"] = message
+    if message is not None:
+        body["message"] = message
     body["response_url"] = response_url
     body["trigger_id"] = f"111.222.{next(_triggers)}"
     body["actions"][0] |= {"action_id": button["action_id"], "value": button.get("value")}

@@ -16,7 +16,7 @@ async def test_kb_posts_the_question_visibly_and_answers_in_its_thread(start_bot
     assert sent.status == 200 and sent.text == ""
     await bot.idle()
     question, placeholder = fake_slack.calls_to("chat.postMessage")
-    assert question.params["text"] == f"<@W111> asked: {QUESTION}"
+    assert question.params["text"] == f"<@W222> asked: {QUESTION}"
     assert question.params["metadata"]["event_type"] == "kb_question"
     asked_ts = fake_slack.messages["C111"][0]["ts"]
     assert placeholder.params["thread_ts"] == asked_ts

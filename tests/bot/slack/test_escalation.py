@@ -7,7 +7,14 @@ import json
 
 from bot.slack import actions as ids
 from bot.slack.config import BotOptions
-from tests.bot.slack.rig import button_click, buttons, mention, user_message, view_submission
+from tests.bot.slack.rig import (
+    button_click,
+    buttons,
+    mention,
+    slash_command,
+    user_message,
+    view_submission,
+)
 
 QUESTION = "How do I get a parking permit for the office garage?"
 EXPERT_ANSWER = (
@@ -138,3 +145,33 @@ async def test_the_experts_answer_reaches_the_asker_and_the_bot_cites_it_next_ti
     assert "facilities desk" in shown
     escalation_link = fake_slack.calls_to("chat.getPermalink")[1].params
     assert f"archives/CESC/p{escalation_link['message_ts'].replace('.', '')}" in shown
+
+
+async def test_a_private_answer_escalates_and_the_expert_answers_the_asker_directly(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=OPTIONS)
+    hook = fake_slack.hook_url("private")
+    await bot.sender.command(slash_command(f"private {QUESTION}", response_url=hook))
+    await bot.idle()
+    answer = fake_slack.hooks[-1].params
+    click = button_click(
+        button=buttons(answer["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="C111",
+        message=None,
+        response_url=hook,
+        is_ephemeral=True,
+    )
+    await bot.sender.interaction(click)
+    await bot.idle()
+    (post,) = fake_slack.messages["CESC"]
+    assert "parking permit" in json.dumps(post["blocks"])
+    marked = fake_slack.hooks[-1].params
+    assert marked["replace_original"] is True
+    assert "Escalated by <@W222>" in json.dumps(marked["blocks"])
+    assert "HRLinks" not in json.dumps(post["blocks"])
+    await _answer_as_expert(bot, fake_slack, copy.deepcopy(post))
+    (direct,) = fake_slack.messages["W222"]  # no thread to answer in: the asker's DM
+    assert "facilities desk" in json.dumps(direct["blocks"])
+    assert await pool.fetchval("SELECT thread_ts FROM escalations") is None
