@@ -236,6 +236,9 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
         if not serve_http:
             await _schedule_until_signalled(scheduler)
             return
+        # Build the keyword index now: built by the first question instead, its GIL-bound
+        # analysis would stall the acks of everything arriving meanwhile.
+        await runtime.keyword_search.refresh()
         async with running_slack(runtime) as slack:
             _report_slack(settings, slack)
             if slack is not None:

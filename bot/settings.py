@@ -24,6 +24,9 @@ class Settings(BaseSettings):
     database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
     embedding_model: str | None = Field(default=None, validation_alias="KB_EMBEDDING_MODEL")
     torch_threads: int | None = Field(default=None, validation_alias="KB_TORCH_THREADS")
+    # The embedding thread (and torch's) run this much nicer than the event loop, so a
+    # question being answered never delays Slack's acks (bench/results/slack_load.md).
+    embed_niceness: int = Field(default=10, ge=0, le=19, validation_alias="KB_EMBED_NICENESS")
     sample_kb: Path = Field(
         default=REPO_ROOT / "kb-data" / "handbook", validation_alias="KB_SAMPLE_KB"
     )

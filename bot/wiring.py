@@ -40,9 +40,6 @@ if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run i
 
 log = logging.getLogger(__name__)
 
-# The embedding thread (and torch's threads) run at a lower priority than the event loop,
-# so a question being answered never delays Slack's acks (bench/results/slack_load.md).
-EMBED_NICENESS = 10
 
 
 @dataclass(slots=True)
@@ -242,7 +239,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     embedder = SentenceTransformerEmbedder(
         model=settings.embedding_model,
         torch_threads=settings.torch_threads,
-        worker_niceness=EMBED_NICENESS,
+        worker_niceness=settings.embed_niceness,
     )
     try:
         pool = await open_pool(dsn)
