@@ -63,25 +63,31 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
         yield None
         return
     from bot.slack.app import build_app
-    from bot.slack.web import build_web_client
+    from bot.slack.web import bot_identity, build_web_client
 
     assert settings.slack_bot_token is not None
-    client = build_web_client(
-        token=settings.slack_bot_token.get_secret_value(), base_url=settings.slack_api_url
-    )
-    secret = settings.slack_signing_secret
-    services = runtime.slack_services(
-        client=client, signing_secret=secret.get_secret_value() if secret else None
-    )
-    running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
-    try:
-        if settings.slack_app_token is not None:
-            running.socket_mode = await _connect(running.app, settings.slack_app_token)
-        yield running
-    finally:
-        if running.socket_mode is not None:
-            await running.socket_mode.close_async()
-        await services.tasks.close()
+    # One session for every Web API call: calls reuse connections instead of opening one each.
+    async with aiohttp.ClientSession() as session:
+        client = build_web_client(
+            token=settings.slack_bot_token.get_secret_value(),
+            base_url=settings.slack_api_url,
+            session=session,
+        )
+        secret = settings.slack_signing_secret
+        services = runtime.slack_services(
+            client=client,
+            identity=await bot_identity(client),
+            signing_secret=secret.get_secret_value() if secret else None,
+        )
+        running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
+        try:
+            if settings.slack_app_token is not None:
+                running.socket_mode = await _connect(running.app, settings.slack_app_token)
+            yield running
+        finally:
+            if running.socket_mode is not None:
+                await running.socket_mode.close_async()
+            await services.tasks.close()
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -33,13 +33,13 @@ from store.runs import RunRepository
 from store.vector_search import VectorSearch
 
 if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run it
+    from slack_bolt.authorization import AuthorizeResult
     from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.slack.config import AccessPolicy, BotOptions
     from bot.slack.services import SlackServices
 
 log = logging.getLogger(__name__)
-
 
 
 @dataclass(slots=True)
@@ -110,6 +110,7 @@ class Runtime:
         self,
         *,
         client: AsyncWebClient,
+        identity: AuthorizeResult,
         signing_secret: str | None = None,
         answerer: Answerer | None = None,
         access: AccessPolicy | None = None,
@@ -121,6 +122,7 @@ class Runtime:
         return compose_slack(
             pool=self.pool,
             client=client,
+            identity=identity,
             signing_secret=signing_secret,
             answerer=answerer or self.answerer(),
             access=access if access is not None else load_access(self.settings.slack_config_path),
@@ -149,6 +151,7 @@ def compose_slack(
     *,
     pool: asyncpg.Pool,
     client: AsyncWebClient,
+    identity: AuthorizeResult,
     signing_secret: str | None,
     answerer: Answerer,
     access: AccessPolicy,
@@ -185,6 +188,7 @@ def compose_slack(
     )
     return SlackServices(
         client=client,
+        identity=identity,
         signing_secret=signing_secret,
         options=options,
         access=access,

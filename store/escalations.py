@@ -101,6 +101,12 @@ class EscalationRepository:
         )
         return _escalation(row) if row else None
 
+    async def forget(self, escalation_id: int) -> None:
+        """Delete an escalation that was never posted (the post failed)."""
+        await self._pool.execute(
+            "DELETE FROM escalations WHERE id = $1 AND post_ts IS NULL", escalation_id
+        )
+
     async def get(self, escalation_id: int) -> Escalation | None:
         row = await self._pool.fetchrow("SELECT * FROM escalations WHERE id = $1", escalation_id)
         return _escalation(row) if row else None

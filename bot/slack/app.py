@@ -1,6 +1,7 @@
 """Builds the bolt `AsyncApp`: built-in middleware on, ours after it, then every listener.
 
-Order of a request: signature check (HTTP mode) → authorization (`auth.test`, cached) →
+Order of a request: signature check (HTTP mode) → authorization (the identity read at
+start-up, see web.py) →
 bolt drops the bot's own events → url_verification → `drop_noise` → `mark_delivery`
 → the assistant middleware → listeners. A listener acks and hands its work off; the
 work starts once the delivery is claimed in Postgres (exactly once, across instances).
@@ -14,10 +15,12 @@ from __future__ import annotations
 import logging
 
 from slack_bolt.async_app import AsyncApp
+from slack_bolt.authorization import AuthorizeResult
 
 from bot.slack.listeners import register_all
 from bot.slack.middleware import drop_noise, mark_delivery, redact_logs
 from bot.slack.services import SlackServices
+from bot.slack.web import without_token
 
 BOLT_LOGGER = "bot.slack.bolt"
 
@@ -25,8 +28,14 @@ BOLT_LOGGER = "bot.slack.bolt"
 def build_app(services: SlackServices) -> AsyncApp:
     logger = logging.getLogger(BOLT_LOGGER)
     redact_logs(logger)
+    identity = services.identity
+
+    async def authorize() -> AuthorizeResult:
+        return identity
+
     app = AsyncApp(
-        client=services.client,
+        client=without_token(services.client),
+        authorize=authorize,
         signing_secret=services.signing_secret,
         process_before_response=True,
         logger=logger,

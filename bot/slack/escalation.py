@@ -35,6 +35,7 @@ from bot.slack.blocks import (
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.notices import (
+    ESCALATION_FAILED,
     ESCALATION_NOT_FOUND,
     ESCALATION_OFF,
     RUN_NOT_FOUND,
@@ -89,7 +90,14 @@ class EscalationDesk:
                 click, already_escalated(existing.post_permalink if existing else None)
             )
             return
-        escalation = await self._post(escalation, answer, channel)
+        try:
+            escalation = await self._post(escalation, answer, channel)
+        except SlackApiError as exc:
+            # Nothing reached the experts: forget it, so pressing again can succeed.
+            await self._escalations.forget(escalation.id)
+            log.warning("escalation post failed: %s", exc.response.get("error"))
+            await self._tell(click, ESCALATION_FAILED)
+            return
         await self._mark_reply(click, escalation, answer)
 
     async def _open(

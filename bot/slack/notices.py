@@ -18,6 +18,10 @@ ESCALATION_OFF = (
 )
 ALREADY_ESCALATED = "This question was already escalated"
 ESCALATION_NOT_FOUND = "I can't find that escalation any more."
+ESCALATION_FAILED = (
+    "I couldn't post to the escalation channel, so nobody was told. Ask an admin to invite "
+    "me there, then press the button again."
+)
 EMPTY_EXPERT_ANSWER = "Write the answer to add to the knowledge base."
 FEEDBACK_THANKS = "Thanks, your feedback is recorded."
 

@@ -12,6 +12,7 @@ from collections.abc import Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+from slack_bolt.authorization import AuthorizeResult
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
@@ -33,6 +34,7 @@ log = logging.getLogger(__name__)
 @dataclass(frozen=True, slots=True)
 class SlackServices:
     client: AsyncWebClient
+    identity: AuthorizeResult  # the bot, from auth.test at start-up
     signing_secret: str | None
     options: BotOptions
     access: AccessPolicy

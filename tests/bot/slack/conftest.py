@@ -20,7 +20,7 @@ from bot.settings import Settings
 from bot.slack.app import build_app
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.services import SlackServices
-from bot.slack.web import build_web_client
+from bot.slack.web import bot_identity, build_web_client
 from bot.wiring import Runtime
 from jobs.directory import DirectorySource
 from jobs.indexing import Indexer, IndexOptions
@@ -105,9 +105,10 @@ async def start_bot(
         options: BotOptions | None = None,
     ) -> RunningBot:
         runtime = runtime_on(corpus, embedder)
-        client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url)
+        client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url, session=http)
         services = runtime.slack_services(
             client=client,
+            identity=await bot_identity(client),
             signing_secret=SIGNING_SECRET,
             answerer=answerer(runtime) if answerer else None,
             access=access or AccessPolicy(),
@@ -144,7 +145,10 @@ async def start_socket_bot(
         runtime = runtime_on(corpus, embedder)
         client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url)
         services = runtime.slack_services(
-            client=client, access=AccessPolicy(), options=options or BotOptions()
+            client=client,
+            identity=await bot_identity(client),
+            access=AccessPolicy(),
+            options=options or BotOptions(),
         )
         handler = await connect(build_app(services), app_token="xapp-test-token")
         started.append((handler, services, runtime))

@@ -134,4 +134,4 @@ async def test_a_help_channel_question_the_documents_do_not_answer_gets_nothing(
         channel_message(question, ts="1700000105.000001", event_id="EvNoise", channel="CHELP")
     )
     await bot.idle()
-    assert fake_slack.calls == [] or all(c.method == "auth.test" for c in fake_slack.calls)
+    assert [c.method for c in fake_slack.calls] == ["auth.test"]  # at start-up only

@@ -34,6 +34,11 @@ async def _ask(bot, fake_slack, *, ts: str, event_id: str) -> dict:
 
 
 async def _escalate(bot, fake_slack, reply: dict) -> dict:
+    await _escalate_click(bot, fake_slack, reply)
+    return copy.deepcopy(fake_slack.messages["CESC"][0])
+
+
+async def _escalate_click(bot, fake_slack, reply: dict) -> None:
     click = button_click(
         button=buttons(reply["blocks"])[ids.ESCALATE],
         user="W222",
@@ -43,7 +48,6 @@ async def _escalate(bot, fake_slack, reply: dict) -> dict:
     )
     assert (await bot.sender.interaction(click)).status == 200
     await bot.idle()
-    return copy.deepcopy(fake_slack.messages["CESC"][0])
 
 
 async def _answer_as_expert(bot, fake_slack, post: dict) -> None:
@@ -175,3 +179,17 @@ async def test_a_private_answer_escalates_and_the_expert_answers_the_asker_direc
     (direct,) = fake_slack.messages["W222"]  # no thread to answer in: the asker's DM
     assert "facilities desk" in json.dumps(direct["blocks"])
     assert await pool.fetchval("SELECT thread_ts FROM escalations") is None
+
+
+async def test_an_escalation_that_cannot_be_posted_says_so_and_can_be_pressed_again(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000304.000001", event_id="EvAsk")
+    fake_slack.script("chat.postMessage", status=200, body={"ok": False, "error": "not_in_channel"})
+    await _escalate_click(bot, fake_slack, reply)
+    note = fake_slack.calls_to("chat.postEphemeral")[-1]
+    assert "couldn't post to the escalation channel" in note.params["text"]
+    assert await pool.fetchval("SELECT count(*) FROM escalations") == 0
+    await _escalate_click(bot, fake_slack, reply)
+    assert len(fake_slack.messages["CESC"]) == 1
