@@ -474,3 +474,18 @@ def view_submission(*, callback_id: str, private_metadata: str, user: str, value
         }
     }
     return body
+
+
+class SteppingAnswerer:
+    """The real answerer, behind a long first step it reports (as the agent loop does)."""
+
+    def __init__(self, inner: Any, step: str) -> None:
+        self.inner = inner
+        self.step = step
+        self.gate = asyncio.Event()
+
+    async def answer(self, question: str, *, on_step: Any = None, **kwargs: Any) -> Any:
+        if on_step is not None:
+            await on_step(self.step)
+        await self.gate.wait()
+        return await self.inner.answer(question, on_step=on_step, **kwargs)

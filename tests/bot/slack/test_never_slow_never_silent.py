@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.bot.slack.rig import FailingAnswerer, GatedAnswerer, mention
+from tests.bot.slack.rig import FailingAnswerer, GatedAnswerer, SteppingAnswerer, mention
 
 QUESTION = "How do I request annual leave?"
 
@@ -70,3 +70,23 @@ async def test_a_5xx_from_slack_is_retried(start_bot, fake_slack):
     await bot.idle()
     assert len(fake_slack.calls_to("chat.postMessage")) == 2
     assert len(fake_slack.calls_to("chat.update")) == 1
+
+
+async def test_a_long_run_shows_the_step_it_is_on_in_the_placeholder(start_bot, fake_slack):
+    agents: list[SteppingAnswerer] = []
+
+    def stepping(runtime):
+        agents.append(SteppingAnswerer(runtime.answerer(), "Searching: annual leave request"))
+        return agents[-1]
+
+    bot = await start_bot(answerer=stepping)
+    await bot.sender.event(mention(QUESTION, ts="1700000014.000001", event_id="EvStep"))
+    (step,) = await fake_slack.wait_for(
+        "chat.update", where=lambda c: "annual leave request" in json.dumps(c.params["blocks"])
+    )
+    assert "Searching" in step.params["text"]
+    agents[0].gate.set()
+    await bot.idle()
+    final = fake_slack.calls_to("chat.update")[-1]
+    assert final.params["metadata"]["event_type"] == "kb_answer"
+    assert "annual leave request" not in json.dumps(final.params["blocks"])
