@@ -64,7 +64,8 @@ class Claim:
 class SubQuestion:
     text: str
     status: SubQuestionStatus
-    # A key sub-question left without a verified claim makes the answer escalate.
+    # A key sub-question not answered by a verified claim (none, or only partial ones)
+    # makes the answer escalate.
     key: bool = True
 
 
@@ -91,7 +92,7 @@ class Answer:
     claims: tuple[Claim, ...]
     citations: tuple[Citation, ...]
     stop_reason: StopReason
-    # A key sub-question has no verified claim: offer to hand the question to a human.
+    # A key sub-question is not answered by a verified claim: offer a human.
     escalate: bool
     sub_questions: tuple[SubQuestion, ...] = ()
     gaps: tuple[Gap, ...] = ()

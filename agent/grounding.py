@@ -1,18 +1,83 @@
-"""Mechanical grounding: a quote counts only if it occurs in the chunk it cites."""
+"""Mechanical grounding: a quote counts only if it occurs in the chunk it cites, as stored.
+
+`quote_occurs` is the check; `GroundingVerifier` applies it after synthesis to every
+claim, against the cited chunk's text fetched from Postgres by chunk id, so what is
+verified is the store and never the string the quote was cut from (nor whatever a
+reasoner says the chunk holds).
+
+The comparison forgives what a faithful quote may change and nothing else: case, white
+space (line wrapping, indentation), punctuation (curly or straight quotes, dashes, list
+markers, emphasis marks) and Markdown link syntax (`[text](url)` reads as `text`, so a
+quote may keep or drop the link). It matches whole words: "4 hours" does not verify
+against "14 hours".
+"""
 
 from __future__ import annotations
 
 import re
+import unicodedata
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
 
-_SPACE = re.compile(r"\s+")
+from store.corpus import ChunkText
+
+_MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 
 
 def normalise(text: str) -> str:
-    """Whitespace collapsed and case folded, so line wrapping or case never fails a quote."""
-    return _SPACE.sub(" ", text).strip().casefold()
+    """Link text for links, case folded, punctuation as space, white space collapsed."""
+    text = unicodedata.normalize("NFKC", _MARKDOWN_LINK.sub(r"\1", text)).casefold()
+    kept = (" " if _is_separator(c) else c for c in text)
+    return " ".join("".join(kept).split())
+
+
+def _is_separator(char: str) -> bool:
+    # Punctuation, white space, control characters and modifier symbols (the backticks
+    # of `code`) separate words; currency and maths symbols stay part of their word.
+    category = unicodedata.category(char)
+    return category[0] in "PZC" or category == "Sk"
 
 
 def quote_occurs(quote: str, chunk_text: str) -> bool:
-    """True when `quote` (non-empty) occurs in `chunk_text` after normalisation."""
+    """True when `quote` (with at least one word) occurs, as whole words, in `chunk_text`."""
     needle = normalise(quote)
-    return bool(needle) and needle in normalise(chunk_text)
+    return bool(needle) and f" {needle} " in f" {normalise(chunk_text)} "
+
+
+class ChunkTexts(Protocol):
+    """Where stored chunk texts come from (store.corpus.CorpusReader)."""
+
+    async def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, ChunkText]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class QuoteCheck:
+    chunk_id: int
+    quote: str
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    verified: bool
+    reason: Literal["verified", "quote_not_in_chunk", "chunk_not_stored", "empty_quote"]
+
+
+class GroundingVerifier:
+    def __init__(self, corpus: ChunkTexts) -> None:
+        self._corpus = corpus
+
+    async def verify(self, checks: Sequence[QuoteCheck]) -> list[Verdict]:
+        """One verdict per check, from the chunk texts as stored now (one query)."""
+        stored = await self._corpus.chunk_texts(sorted({c.chunk_id for c in checks}))
+        return [_verdict(check, stored.get(check.chunk_id)) for check in checks]
+
+
+def _verdict(check: QuoteCheck, chunk: ChunkText | None) -> Verdict:
+    if not normalise(check.quote):
+        return Verdict(False, "empty_quote")
+    if chunk is None:
+        return Verdict(False, "chunk_not_stored")
+    if quote_occurs(check.quote, chunk.text):
+        return Verdict(True, "verified")
+    return Verdict(False, "quote_not_in_chunk")

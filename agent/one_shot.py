@@ -18,7 +18,7 @@ import numpy as np
 
 from agent.answer import Answer, Citation, Claim, Gap, StepCallback, Turn
 from agent.grounding import normalise, quote_occurs
-from agent.retrieval import Retriever
+from agent.retrieval.dense import Retriever
 from agent.sentences import sentences
 from store.embedding import Embedder
 from store.filters import NO_FILTER, ChunkFilter

@@ -24,9 +24,9 @@ from typing import Literal
 
 from rich.console import Console
 
-from agent.eval_retrieval import BeirDataset, evaluate
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
-from agent.rerank import LinkOptions, TitleLinkReranker
+from agent.eval.retrieval import BeirDataset, evaluate
+from agent.retrieval.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.retrieval.rerank import LinkOptions, TitleLinkReranker
 from bot.eval_command import eval_database
 from bot.settings import Settings
 from store.corpus import CorpusReader

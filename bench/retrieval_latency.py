@@ -39,10 +39,10 @@ from rich.console import Console
 from rich.progress import Progress
 from rich.table import Table
 
-from agent.fusion import FusionOptions, fuse
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
-from agent.reading import Reader
-from agent.rerank import CrossEncoderReranker, TitleLinkReranker
+from agent.retrieval.fusion import FusionOptions, fuse
+from agent.retrieval.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.retrieval.reading import Reader
+from agent.retrieval.rerank import CrossEncoderReranker, TitleLinkReranker
 from jobs.chunking import chunk_text
 from store.corpus import CorpusReader
 from store.database import open_pool

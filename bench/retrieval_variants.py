@@ -34,29 +34,23 @@ import numpy as np
 from rich.console import Console
 from rich.progress import Progress
 
-from agent.fusion import score_fusion
-from agent.metrics import (
+from agent.eval.metrics import (
     QueryMetrics,
     bootstrap_samples,
     paired_difference,
     query_metrics,
     summarise,
 )
+from agent.retrieval.fusion import score_fusion
 from jobs.chunking import chunk_text
 from store.embedding import packaged_model_path
-from store.keyword_search import (
-    BREAK,
-    Bm25Index,
-    Bm25Parameters,
-    PairIndex,
-    TermSequences,
-    Vocabulary,
-    top_positive,
-)
+from store.keyword_search.bm25 import Bm25Index, Bm25Parameters, top_positive
+from store.keyword_search.pairs import PairIndex
+from store.keyword_search.terms import BREAK, TermSequences, Vocabulary
 from store.text_analysis import _PART, TextAnalyzer
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev"}
-DEPTH = 100  # candidates per list, as in agent.hybrid
+DEPTH = 100  # candidates per list, as in agent.retrieval.hybrid
 OUT = REPO / "bench" / "out" / "variants"
 console = Console(width=160)
 

@@ -30,9 +30,9 @@ from pathlib import Path
 
 from rich.console import Console
 
-from agent.eval_retrieval import EvalReport
-from agent.hybrid import HybridOptions
-from agent.metrics import bootstrap_samples, paired_difference
+from agent.eval.metrics import bootstrap_samples, paired_difference
+from agent.eval.retrieval import EvalReport
+from agent.retrieval.hybrid import HybridOptions
 from bot.eval_command import EvalRequest, eval_retrieval_command
 from bot.settings import Settings
 from store.embedding import SentenceTransformerEmbedder

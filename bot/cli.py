@@ -39,22 +39,52 @@ DEMO_QUESTIONS = (
 )
 
 
+# Exit statuses: 1 for an error while working, 2 for configuration to fix first (click's
+# own status for a bad command line).
+SETTINGS_ERROR = 2
+
+
 def _run(work: Callable[[], Awaitable[T]]) -> T:
-    """Run one async command; turn the errors we know into one plain line and exit 1."""
+    """Run one async command; turn the errors we know into one plain line and exit 1 or 2."""
+    from agent.errors import AgentError
+    from agent.retrieval.rerank import RerankerUnavailable
+    from bot.errors import SettingsError
     from bot.slack.errors import SlackBotError
     from jobs.errors import JobsError
-    from store.errors import StoreError
+    from store.errors import EmbeddingModelUnavailable, StoreError
 
     try:
         return asyncio.run(work())  # type: ignore[arg-type]
-    except (StoreError, JobsError, SlackBotError) as exc:
-        click.echo(f"error: {exc}", err=True)
+    except (SettingsError, EmbeddingModelUnavailable, RerankerUnavailable) as exc:
+        _error_line(exc)
+        sys.exit(SETTINGS_ERROR)
+    except (StoreError, JobsError, AgentError, SlackBotError) as exc:
+        _error_line(exc)
         sys.exit(1)
     except KeyboardInterrupt:
         sys.exit(130)
 
 
-@click.group()
+def _error_line(exc: BaseException) -> None:
+    # Library messages can span lines (model loaders quote their own errors): keep one.
+    click.echo("error: " + " ".join(str(exc).split()), err=True)
+
+
+class _OneLineErrors(click.Group):
+    """Usage errors as one line (`error: …`, status 2), like every other error of `kb`."""
+
+    def main(self, *args: Any, **kwargs: Any) -> Any:  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.ClickException as exc:
+            click.echo("error: " + " ".join(exc.format_message().split()), err=True)
+            sys.exit(exc.exit_code)
+        except click.Abort:
+            sys.exit(130)
+
+
+@click.group(cls=_OneLineErrors)
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (never document text).")
 def main(verbose: bool) -> None:
     """slack-kb: answers from your team's documents, with verified quotes."""
@@ -81,14 +111,21 @@ def index(
     as_json: bool,
 ) -> None:
     """Index PATH, or the configured sources (default: the bundled handbook)."""
-    from bot import commands
+    from bot.sources import select_sources
     from jobs.errors import JobsError
 
+    if path is not None and source_name is not None:
+        raise click.UsageError(
+            "give PATH or --source, not both: --source picks a source from the sources file; "
+            "to name PATH's source, use --name"
+        )
     settings = _settings()
     try:
-        configs, base_dir = commands.select_sources(settings, path, source_name, name, url_template)
+        configs, base_dir = select_sources(settings, path, source_name, name, url_template)
     except JobsError as exc:
         raise click.ClickException(str(exc)) from exc
+    from bot import commands  # after the checks: it imports the retrieval stack
+
     outcome = _run(lambda: commands.index_command(settings, configs, base_dir, dry_run=dry_run))
     if as_json:
         click.echo(json.dumps(commands.outcome_json(outcome), indent=2, default=str))
@@ -120,6 +157,16 @@ def ask(question: str, as_json: bool, blocks: bool, html_path: Path | None) -> N
 
 
 @main.command()
+@click.argument("run_id", type=int)
+@click.option("--json", "as_json", is_flag=True, help="Print the trace as JSON.")
+def trace(run_id: int, as_json: bool) -> None:
+    """Why run RUN_ID answered as it did: sub-questions, queries, sources, steps."""
+    from bot.commands import trace_command
+
+    _run(lambda: trace_command(_settings(), run_id, as_json=as_json))
+
+
+@main.command()
 @click.option("--no-prompt", is_flag=True, help="Answer the sample questions, then exit.")
 def demo(no_prompt: bool) -> None:
     """Index the bundled handbook, answer three questions, then take yours.
@@ -133,8 +180,16 @@ def demo(no_prompt: bool) -> None:
 
 
 @main.command()
-def sources() -> None:
+@click.option(
+    "--check", is_flag=True, help="Only validate the sources file (exit 1 if it is wrong)."
+)
+def sources(check: bool) -> None:
     """List the configured sources, their schedules and last runs."""
+    if check:
+        from bot.sources import check_sources
+
+        _run(lambda: check_sources(_settings()))
+        return
     from bot.commands import sources_command
 
     _run(lambda: sources_command(_settings()))
@@ -175,15 +230,37 @@ def status() -> None:
 
 
 def _settings() -> Any:
-    from bot.settings import Settings
+    """The settings; a bad environment variable is one line and exit status 2."""
+    from bot.errors import SettingsError
+    from bot.settings import load_settings
 
-    return Settings()
+    try:
+        return load_settings()
+    except SettingsError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(SETTINGS_ERROR)
 
 
 # --- kb eval (retrieval evaluation; the work is in bot/eval_command.py) ---
 @main.group(name="eval")
 def eval_group() -> None:
-    """Measure retrieval quality on public benchmarks."""
+    """Measure retrieval and answer quality on public benchmarks."""
+
+
+@eval_group.command("answers")
+@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write metrics here.")
+@click.option("--limit", type=click.IntRange(min=1), help="Answer only N questions.")
+@click.option("--seed", type=int, help="Shuffle the questions with this seed first.")
+@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+def answers(
+    directory: Path, json_path: Path | None, limit: int | None, seed: int | None, max_words: int
+) -> None:
+    """Run DIRECTORY/answers.jsonl through the agent loop over DIRECTORY/corpus.jsonl."""
+    from bot.eval_answers import AnswerEvalRequest, eval_answers_command
+
+    request = AnswerEvalRequest(directory, json_path, limit, seed, max_words)
+    _run(lambda: eval_answers_command(_settings(), request))
 
 
 @eval_group.command("retrieval")
@@ -191,7 +268,13 @@ def eval_group() -> None:
 @click.option("--split", required=True, help="Which qrels/<split>.tsv to score, e.g. test.")
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write numbers here.")
 @click.option("--limit", type=click.IntRange(min=1), help="Score only the first N queries.")
-@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+@click.option(
+    "--max-words",
+    type=click.IntRange(min=10, max=10_000),
+    default=400,
+    show_default=True,
+    help="Chunk size for the corpus, in words.",
+)
 @click.option("--cross-encoder", help="Rerank with this cross-encoder (local path or cache).")
 @click.option(
     "--keyword-scale",
@@ -202,7 +285,7 @@ def eval_group() -> None:
 )
 @click.option(
     "--pair-weight",
-    type=click.FloatRange(min=0),
+    type=click.FloatRange(min=0, max=100),
     default=0.3,
     show_default=True,
     help="Fusion weight of the BM25 list over adjacent word pairs; 0 leaves it out.",

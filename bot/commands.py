@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import json
 import logging
@@ -20,7 +21,7 @@ from agent.answer import Answer
 from bot.settings import Settings
 from bot.slack.blocks import answer_messages
 from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
-from bot.sources import configured_sources, folder_config, handbook_config
+from bot.sources import configured_sources, handbook_config
 from bot.terminal import answer_text
 from bot.wiring import Runtime, open_runtime
 from jobs.config import SourceConfig
@@ -86,10 +87,12 @@ def print_report(report: IndexReport) -> None:
         f"{report.documents_failed} failed; chunks {report.chunks_embedded} embedded, "
         f"{report.chunks_reused} reused, {report.chunks_deleted} deleted"
     )
+    for change in report.changes:
+        console.print(f"  would be {change['change']}: {change['uri']}", markup=False)
     for failure in report.failures:
-        console.print(f"  [yellow]skipped[/] {failure['uri']}: {failure['reason']}")
+        console.print(f"  skipped {failure['uri']}: {failure['reason']}", markup=False)
     for warning in report.warnings:
-        console.print(f"  [yellow]warning[/] {warning}")
+        console.print(f"  warning: {warning}", markup=False)
 
 
 def outcome_json(outcome: ReindexOutcome) -> Any:
@@ -98,23 +101,6 @@ def outcome_json(outcome: ReindexOutcome) -> Any:
     records: list[dict[str, Any]] = [r.as_dict() for r in outcome.reports]
     records += [{"source": n, "error": e} for n, e in outcome.errors.items()]
     return records[0] if len(records) == 1 else records
-
-
-def select_sources(
-    settings: Settings, path: Path | None, source: str | None, name: str | None, url: str | None
-) -> tuple[list[SourceConfig], Path]:
-    if path is not None:
-        if not path.is_dir():
-            raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
-        return [folder_config(path, name=name, url_template=url)], Path.cwd()
-    configs, base_dir = configured_sources(settings)
-    if source is None:
-        return configs, base_dir
-    chosen = [c for c in configs if c.name == source]
-    if not chosen:
-        known = ", ".join(c.name for c in configs)
-        raise click.UsageError(f"no source called {source!r}; configured sources: {known}")
-    return chosen, base_dir
 
 
 async def index_command(
@@ -129,8 +115,8 @@ async def ask_command(
 ) -> None:
     async with open_runtime(settings) as runtime:
         await _ensure_indexed(runtime)
-        await runtime.documents.check_model(runtime.embedder.identity)
-        answer = await runtime.answerer().answer(question)
+        answerer = runtime.answerer(await runtime.query_embedder())
+        answer = await answerer.answer(question)
     messages = answer_messages(answer)
     if html_path is not None:
         _write_page(html_path, preview_html(messages, question=question))
@@ -144,14 +130,33 @@ async def ask_command(
         click.echo(messages_json(messages))
 
 
+async def trace_command(settings: Settings, run_id: int, *, as_json: bool) -> None:
+    """Print why run `run_id` answered as it did (steps, queries, sources, stop reason)."""
+    from agent.trace import trace_from_run, trace_lines
+    from store.runs import RunRepository
+
+    async with open_runtime(settings) as runtime:
+        run = await RunRepository(runtime.pool).get(run_id)
+    if run is None:
+        raise click.ClickException(f"no run {run_id}; `kb ask` prints the id of each run")
+    trace = trace_from_run(run)
+    if as_json:
+        click.echo(json.dumps(dataclasses.asdict(trace), indent=2, default=str))
+        return
+    click.echo("\n".join(trace_lines(trace)))
+
+
 async def demo_command(settings: Settings, questions: Sequence[str], *, interactive: bool) -> None:
     preview = settings.kb_home / "demo-replies.html"
     threads: list[PreviewThread] = []
+    handbook = handbook_config(settings)
     async with open_runtime(settings) as runtime:
         console.print(f"[dim]database: {runtime.database}[/]")
-        outcome = await reindex(runtime, [handbook_config(settings)], base_dir=Path.cwd())
+        outcome = await reindex(runtime, [handbook], base_dir=Path.cwd())
         print_outcome(outcome)
-        answerer = runtime.answerer()
+        if outcome.errors:
+            raise click.ClickException("the demo knowledge base could not be indexed (above)")
+        answerer = runtime.answerer(await runtime.query_embedder())
         for question in questions:
             click.echo(f"\n? {question}")
             threads.append(_demo_reply(question, await answerer.answer(question)))
@@ -223,10 +228,16 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:
         await runtime.embedder.load()
+        if serve_http and (await runtime.documents.counts())["chunks"]:
+            await runtime.warm()  # the first question should not pay for the BM25 build
         job = runtime.reindex_job(base_dir=base_dir)
+        # Sources due at the same moment take turns here; the advisory lock inside the job
+        # would otherwise make all but one of them skip.
+        turns = asyncio.Lock()
 
         async def run_source(config: SourceConfig) -> None:
-            print_outcome(await job.run([config]))
+            async with turns:
+                print_outcome(await job.run([config]))
 
         scheduler = build_scheduler(configs, run_source=run_source)
         if not scheduler.get_jobs() and not serve_http:
@@ -317,15 +328,18 @@ async def _until_signalled() -> None:
 
 
 async def status_command(settings: Settings) -> None:
-    from store.embedding_space import stored_model
+    from store.embedding_space import label
 
     async with open_runtime(settings) as runtime:
         counts = await runtime.documents.counts()
-        async with runtime.pool.acquire() as conn:
-            model = await stored_model(conn)
+        space = runtime.documents.embedding_space()
+        model, building = await space.active(), await space.next()
     click.echo(f"KB_HOME:   {settings.kb_home}")
     click.echo(f"database:  {runtime.database}")
-    click.echo(f"model:     {model.name + f' ({model.dimension} dims)' if model else 'none yet'}")
+    click.echo(f"pgvector:  {runtime.pgvector.describe()}")
+    click.echo(f"model:     {label(model) if model else 'none yet'}")
+    if building is not None:
+        click.echo(f"building:  {label(building)} (a re-embed under way; `kb index` resumes it)")
     click.echo(
         f"indexed:   {counts['documents']} documents, {counts['chunks']} chunks "
         f"from {counts['sources']} sources"

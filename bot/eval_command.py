@@ -24,9 +24,9 @@ import numpy as np
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from agent.eval_retrieval import BeirDataset, DatasetError, EvalReport, evaluate, markdown_table
-from agent.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
-from agent.rerank import (
+from agent.eval.retrieval import BeirDataset, DatasetError, EvalReport, evaluate, markdown_table
+from agent.retrieval.hybrid import EF_SEARCH, HybridOptions, HybridRetriever
+from agent.retrieval.rerank import (
     ChainedReranker,
     CrossEncoderReranker,
     Reranker,
@@ -57,7 +57,7 @@ class EvalRequest:
     limit: int | None = None
     max_words: int = 400
     cross_encoder: str | None = None
-    # How the fused BM25 list is z-scored: see agent.hybrid.HybridOptions.keyword_scale.
+    # How the fused BM25 list is z-scored: see agent.retrieval.hybrid.HybridOptions.keyword_scale.
     keyword_scale: Literal["candidates", "matches"] = "candidates"
     # Weight of the word-pair BM25 list in the fusion (0 leaves it out).
     pair_weight: float = HybridOptions().pair_weight
@@ -136,7 +136,7 @@ async def _run(
             ),
         )
         chunk_uris = await corpus.chunk_uris()
-        with _progress("queries") as advance:
+        with progress_bar("queries") as advance:
             return await evaluate(
                 dataset=dataset, retriever=retriever, chunk_uris=chunk_uris, progress=advance
             )
@@ -150,18 +150,32 @@ async def _index(
     dataset: BeirDataset,
     request: EvalRequest,
 ) -> IndexReport:
-    policy = ChunkingPolicy(
-        min_words=request.max_words * 3 // 8,
+    return await index_corpus(
+        pool,
+        embedder,
+        name=dataset.name,
+        corpus=dataset.root / "corpus.jsonl",
         max_words=request.max_words,
-        overlap_words=request.max_words // 10,
+    )
+
+
+async def index_corpus(
+    pool: asyncpg.Pool,
+    embedder: SentenceTransformerEmbedder,
+    *,
+    name: str,
+    corpus: Path,
+    max_words: int,
+) -> IndexReport:
+    """Index a BEIR corpus.jsonl with the ordinary indexer (incrementally)."""
+    policy = ChunkingPolicy(
+        min_words=max_words * 3 // 8, max_words=max_words, overlap_words=max_words // 10
     )
     indexer = Indexer(repository=DocumentRepository(pool), embedder=embedder, policy=policy)
-    source = BeirSource(name=dataset.name, corpus=dataset.root / "corpus.jsonl")
-    with _progress(f"indexing {dataset.name}") as advance:
+    source = BeirSource(name=name, corpus=corpus)
+    with progress_bar(f"indexing {name}") as advance:
         return await indexer.run(
-            source,
-            options=IndexOptions(kind="beir", collection=f"eval-{dataset.name}"),
-            progress=advance,
+            source, options=IndexOptions(kind="beir", collection=f"eval-{name}"), progress=advance
         )
 
 
@@ -215,12 +229,16 @@ async def _ensure_database(server_dsn: str, name: str) -> str:
 
 
 def _database_name(dataset: str, request: EvalRequest) -> str:
+    return eval_database_name(dataset, max_words=request.max_words)
+
+
+def eval_database_name(dataset: str, *, max_words: int) -> str:
     slug = re.sub(r"[^a-z0-9]+", "_", dataset.lower()).strip("_")[:40] or "dataset"
-    return f"kb_eval_{slug}_w{request.max_words}"
+    return f"kb_eval_{slug}_w{max_words}"
 
 
 @contextmanager
-def _progress(label: str) -> Iterator[Callable[[int, int], None]]:
+def progress_bar(label: str) -> Iterator[Callable[[int, int], None]]:
     with Progress(
         TextColumn(f"[bold]{label}[/]"),
         BarColumn(),

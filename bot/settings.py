@@ -5,10 +5,27 @@ from __future__ import annotations
 from pathlib import Path
 
 import platformdirs
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+from bot.errors import SettingsError
+from bot.sample_kb import handbook_root
+
+# The environment variable behind each setting, for error messages.
+_VARIABLES = {
+    "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
+    "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
+    "KB_AGENT_MAX_STEPS", "ANTHROPIC_API_KEY", "KB_ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL",
+    "KB_ANTHROPIC_TIMEOUT", "KB_EMBED_NICENESS", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN", "SLACK_API_URL", "KB_SLACK_CONFIG", "KB_SLACK_ESCALATION_CHANNEL",
+    "KB_SLACK_ESCALATION_USERGROUP", "KB_SLACK_HELP_CHANNELS", "KB_SLACK_PRIVATE",
+    "KB_SLACK_THREAD_NEEDS_MENTION", "KB_SLACK_IGNORE_BOTS", "KB_SLACK_ALWAYS_ESCALATE",
+    "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
+}  # fmt: skip
+_SECRETS = {
+    "DATABASE_URL", "ANTHROPIC_API_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+}  # fmt: skip
 
 
 def _default_home() -> Path:
@@ -18,23 +35,41 @@ def _default_home() -> Path:
 class Settings(BaseSettings):
     """Everything configurable. Environment variable names are given in the README."""
 
-    model_config = SettingsConfigDict(env_file=".env", extra="ignore")
+    # Empty counts as unset: docker compose passes `${VAR:-}` as an empty string.
+    model_config = SettingsConfigDict(env_file=".env", extra="ignore", env_ignore_empty=True)
 
     kb_home: Path = Field(default_factory=_default_home, validation_alias="KB_HOME")
     database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
-    embedding_model: str | None = Field(default=None, validation_alias="KB_EMBEDDING_MODEL")
-    torch_threads: int | None = Field(default=None, validation_alias="KB_TORCH_THREADS")
+    embedding_model: str | None = Field(
+        default=None, validation_alias="KB_EMBEDDING_MODEL", min_length=1
+    )
+    torch_threads: int | None = Field(
+        default=None, validation_alias="KB_TORCH_THREADS", ge=1, le=1024
+    )
     # The embedding thread (and torch's) run this much nicer than the event loop, so a
     # question being answered never delays Slack's acks (bench/results/slack_load.md).
     embed_niceness: int = Field(default=10, ge=0, le=19, validation_alias="KB_EMBED_NICENESS")
-    sample_kb: Path = Field(
-        default=REPO_ROOT / "kb-data" / "handbook", validation_alias="KB_SAMPLE_KB"
-    )
+    sample_kb: Path = Field(default_factory=handbook_root, validation_alias="KB_SAMPLE_KB")
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
-    index_batch_size: int = Field(default=256, validation_alias="KB_INDEX_BATCH_SIZE")
-    reranker_model: str | None = Field(default=None, validation_alias="KB_RERANKER_MODEL")
-    host: str = Field(default="127.0.0.1", validation_alias="KB_HOST")
-    port: int = Field(default=3000, validation_alias="KB_PORT")
+    index_batch_size: int = Field(
+        default=256, validation_alias="KB_INDEX_BATCH_SIZE", ge=1, le=100_000
+    )
+    reranker_model: str | None = Field(
+        default=None, validation_alias="KB_RERANKER_MODEL", min_length=1
+    )
+    # The agent: steps per question, and Claude when a key is set (else the extractive
+    # reasoner). The key is a secret: never logged, never printed.
+    agent_max_steps: int = Field(default=4, ge=1, le=12, validation_alias="KB_AGENT_MAX_STEPS")
+    anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
+    anthropic_model: str = Field(
+        default="claude-sonnet-4-5", min_length=1, validation_alias="KB_ANTHROPIC_MODEL"
+    )
+    anthropic_base_url: str | None = Field(default=None, validation_alias="ANTHROPIC_BASE_URL")
+    anthropic_timeout: float = Field(
+        default=20.0, gt=0, le=600, validation_alias="KB_ANTHROPIC_TIMEOUT"
+    )
+    host: str = Field(default="127.0.0.1", validation_alias="KB_HOST", min_length=1)
+    port: int = Field(default=3000, validation_alias="KB_PORT", ge=1, le=65535)
 
     # Slack (README "Create the Slack app"). Tokens are secrets: never logged or echoed.
     slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
@@ -89,3 +124,18 @@ class Settings(BaseSettings):
         if not self.slack_signing_secret and not self.slack_app_token:
             missing.append("SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)")
         return missing
+
+
+def load_settings() -> Settings:
+    """The settings from the environment; SettingsError (one line) names the bad variable."""
+    try:
+        return Settings()
+    except ValidationError as error:
+        first = error.errors()[0]
+        variable = str(first["loc"][0]) if first["loc"] else "the environment"
+        if variable not in _VARIABLES:
+            variable = variable.upper()
+        message = str(first["msg"]).removeprefix("Value error, ")
+        # Never echo a secret back, even a malformed one.
+        got = "" if variable in _SECRETS else f" (got {first.get('input')!r})"
+        raise SettingsError(f"{variable}: {message}{got}") from None

@@ -4,23 +4,34 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import click
+
 from bot.settings import Settings
-from jobs.config import SourceConfig, load_sources
-from jobs.directory import HANDBOOK_URL
+from jobs.config import DirectorySettings, DirectorySourceConfig, SourceConfig, load_sources
+from jobs.directory import HANDBOOK_SLACK, HANDBOOK_URL
+from jobs.errors import SourceConfigError
 
 
 def handbook_config(settings: Settings) -> SourceConfig:
-    """The bundled TTS Handbook, indexed when no sources file exists."""
-    return SourceConfig(
+    """The bundled TTS Handbook (or KB_SAMPLE_KB), indexed when no sources file exists."""
+    root = settings.sample_kb
+    if not root.is_dir():
+        # Checked here, before any server starts: indexing a missing folder would only
+        # log the failure and leave the demo answering from an empty knowledge base.
+        raise SourceConfigError(
+            f"KB_SAMPLE_KB is {str(root)!r}, which is not a folder; point it at a folder "
+            "holding pages/, or unset it to use the bundled handbook"
+        )
+    return DirectorySourceConfig(
         name="handbook",
-        kind="directory",
         collection="handbook",
-        settings={
-            "root": str(settings.sample_kb),
-            "include": ["pages/**/*.md"],
-            "url_style": "eleventy",
-            "base_url": HANDBOOK_URL,
-        },
+        settings=DirectorySettings(
+            root=str(root),
+            include=["pages/**/*.md"],
+            url_style="eleventy",
+            base_url=HANDBOOK_URL,
+            slack_workspace_url=HANDBOOK_SLACK,
+        ),
     )
 
 
@@ -32,9 +43,43 @@ def configured_sources(settings: Settings) -> tuple[list[SourceConfig], Path]:
     return [handbook_config(settings)], Path.cwd()
 
 
+def select_sources(
+    settings: Settings, path: Path | None, source: str | None, name: str | None, url: str | None
+) -> tuple[list[SourceConfig], Path]:
+    if path is not None:
+        if not path.is_dir():
+            raise click.UsageError(f"{path} is not a folder; give a folder of documents to index")
+        return [folder_config(path, name=name, url_template=url)], Path.cwd()
+    configs, base_dir = configured_sources(settings)
+    if source is None:
+        return configs, base_dir
+    chosen = [c for c in configs if c.name == source]
+    if not chosen:
+        known = ", ".join(c.name for c in configs)
+        raise click.UsageError(f"no source called {source!r}; configured sources: {known}")
+    return chosen, base_dir
+
+
+async def check_sources(settings: Settings) -> None:
+    """`kb sources --check`: the sources file is valid and every folder root exists."""
+    from jobs.errors import SourceConfigError
+
+    configs, base_dir = configured_sources(settings)
+    for config in configs:
+        if isinstance(config, DirectorySourceConfig):
+            root = base_dir / config.settings.root
+            if not root.is_dir():
+                raise SourceConfigError(
+                    f"{settings.sources_path}: source {config.name!r}: settings.root: {root} "
+                    "is not a folder"
+                )
+    origin = settings.sources_path if settings.sources_path.exists() else "built-in default"
+    click.echo(f"ok: {len(configs)} source(s) in {origin}")
+
+
 def folder_config(path: Path, *, name: str | None, url_template: str | None) -> SourceConfig:
     """An ad-hoc source for `kb index PATH`."""
-    settings: dict[str, object] = {"root": str(path.resolve())}
-    if url_template:
-        settings["url_template"] = url_template
-    return SourceConfig(name=name or path.resolve().name, kind="directory", settings=settings)
+    return DirectorySourceConfig(
+        name=name or path.resolve().name,
+        settings=DirectorySettings(root=str(path.resolve()), url_template=url_template),
+    )

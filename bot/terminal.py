@@ -6,7 +6,7 @@ same claims, citations and sources.
 
 from __future__ import annotations
 
-from agent.answer import Answer
+from agent.answer import Answer, Gap
 from bot.slack.blocks import NOT_COVERED
 from bot.slack.mrkdwn import plain
 
@@ -27,6 +27,13 @@ def answer_text(answer: Answer) -> str:
         )
         newer = f"; [{conflict.newer}] is newer" if conflict.newer is not None else ""
         lines.append(f"  Sources disagree on {plain(conflict.sub_question)}: {sides}{newer}")
+    lines += [f"  Not found: {plain(gap.sub_question)}" for gap in _open_gaps(answer)]
     lines += ["", "Sources:"]
     lines += [f"  [{s.number}] {plain(s.title)} — {s.url or s.uri}" for s in answer.citations]
     return "\n".join(lines)
+
+
+def _open_gaps(answer: Answer) -> list[Gap]:
+    """Gaps of sub-questions the answer has nothing for (the rest of it is still shown)."""
+    missing = {q.text for q in answer.sub_questions if q.status == "missing"}
+    return [g for g in answer.gaps if g.sub_question in missing]

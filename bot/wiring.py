@@ -3,18 +3,32 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 import asyncpg
 
-from agent.answer import Answerer
-from agent.hybrid import EF_SEARCH, HybridRetriever
-from agent.one_shot import OneShotAnswerer
-from agent.rerank import ChainedReranker, CrossEncoderReranker, Reranker, TitleLinkReranker
+from agent.answer import Answer, Answerer, StepCallback, Turn
+from agent.grounding import GroundingVerifier
+from agent.language.questions import QuestionAnalyzer
+from agent.loop import AgentLoop, LoopOptions
+from agent.reasoners.base import Reasoner
+from agent.reasoners.evidence import EvidenceScorer
+from agent.reasoners.extractive import ExtractiveReasoner
+from agent.retrieval.dense import Retriever
+from agent.retrieval.hybrid import EF_SEARCH, HybridRetriever
+from agent.retrieval.reading import Reader
+from agent.retrieval.rerank import (
+    ChainedReranker,
+    CrossEncoderReranker,
+    Reranker,
+    TitleLinkReranker,
+)
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import SentenceSplitter
 from bot.settings import Settings
 from jobs.escalations import KIND as ESCALATIONS_KIND
 from jobs.escalations import EscalationSource
@@ -24,12 +38,16 @@ from store.corpus import CorpusReader
 from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
-from store.embedding import SentenceTransformerEmbedder
+from store.embedding import PACKAGED_MODEL_NAME, Embedder, SentenceTransformerEmbedder
+from store.embedding_space import EmbeddingSpace, mismatch
+from store.errors import EmbeddingModelUnavailable
 from store.escalations import EscalationRepository
-from store.filters import ChunkFilter
+from store.filters import NO_FILTER, ChunkFilter
 from store.index_runs import IndexRunRepository
 from store.keyword_search import KeywordSearch
+from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
+from store.sentence_vectors import SentenceVectorRepository
 from store.vector_search import VectorSearch
 
 if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run it
@@ -52,6 +70,44 @@ class Runtime:
     vector_search: VectorSearch
     # One in-memory BM25 index per process, rebuilt when the corpus version moves.
     keyword_search: KeywordSearch
+    pgvector: PgvectorVersion
+    # Embedders loaded to answer with the index's model when another one is configured.
+    extra_embedders: list[SentenceTransformerEmbedder] = field(default_factory=list)
+    # The agent loop, built once per process and query model (runtime.answerer()).
+    _answerers: dict[str, AgentLoop] = field(default_factory=dict)
+
+    async def query_embedder(self) -> Embedder:
+        """The model that embeds questions: the index's active model, whatever is configured.
+
+        While the index holds another model's vectors (a model change not yet re-embedded),
+        questions are answered with that model if this process can load it; otherwise
+        EmbeddingModelMismatch says what to run. Nothing is ever deleted here.
+        """
+        configured = await self.embedder.load()
+        active = await EmbeddingSpace(self.pool).active()
+        if active is None or active == configured:
+            return self.embedder
+        for loaded_before in self.extra_embedders:
+            if loaded_before.identity == active:
+                return loaded_before
+        other = SentenceTransformerEmbedder(
+            model=None if active.name == PACKAGED_MODEL_NAME else active.name,
+            torch_threads=self.settings.torch_threads,
+            worker_niceness=self.settings.embed_niceness,
+        )
+        self.extra_embedders.append(other)
+        try:
+            loaded = await other.load()
+        except EmbeddingModelUnavailable:
+            raise mismatch(active, configured) from None
+        if loaded != active:
+            raise mismatch(active, configured)
+        log.warning(
+            "answering with the index's model %s until `kb index` re-embeds with %s",
+            active.name,
+            configured.name,
+        )
+        return other
 
     def indexer(self) -> Indexer:
         return Indexer(
@@ -70,7 +126,11 @@ class Runtime:
         )
 
     def hybrid_retriever(
-        self, *, sources: Sequence[str] | None = None, cross_encoder: str | None = None
+        self,
+        *,
+        sources: Sequence[str] | None = None,
+        cross_encoder: str | None = None,
+        embedder: Embedder | None = None,
     ) -> HybridRetriever:
         """BM25 + vector, fused, re-ranked by title links (then a cross-encoder if given)."""
         cross_encoder = cross_encoder or self.settings.reranker_model
@@ -78,7 +138,7 @@ class Runtime:
         if cross_encoder:
             reranker = ChainedReranker([reranker, CrossEncoderReranker(model=cross_encoder)])
         return HybridRetriever(
-            embedder=self.embedder,
+            embedder=embedder or self.embedder,
             vector_search=self.vector_search,
             keyword_search=self.keyword_search,
             corpus=CorpusReader(self.pool),
@@ -86,13 +146,28 @@ class Runtime:
             search_filter=ChunkFilter(sources=tuple(sources) if sources else None),
         )
 
-    def answerer(self) -> OneShotAnswerer:
-        """The answer path the CLI and the bot call (every run stored in agent_runs)."""
-        return OneShotAnswerer(
-            retriever=self.hybrid_retriever(),
-            embedder=self.embedder,
-            runs=RunRepository(self.pool),
-        )
+    def answerer(self, embedder: Embedder | None = None) -> AgentLoop:
+        """The answer path the CLI and the bot call, built once per process and query
+        model: the agent loop with the Claude reasoner when ANTHROPIC_API_KEY is set, else
+        the extractive one (which is also Claude's fallback). Every run is stored in
+        agent_runs. Pass `await query_embedder()` so questions match the stored vectors."""
+        embedder = embedder or self.embedder
+        key = embedder.identity.name
+        if key not in self._answerers:
+            self._answerers[key] = build_agent_loop(
+                self.settings,
+                pool=self.pool,
+                embedder=embedder,
+                keyword_search=self.keyword_search,
+                retriever=self.hybrid_retriever(embedder=embedder),
+            )
+        return self._answerers[key]
+
+    async def warm(self) -> None:
+        """Load the model and build the BM25 index now, not on the first question."""
+        await self.embedder.load()
+        await self.keyword_search.refresh()
+        await self.answerer(await self.query_embedder()).warm()
 
     async def index_escalations(self, collection: str | None = None) -> list[IndexReport]:
         """Index the experts' answers: one collection's, or every collection that has some."""
@@ -116,7 +191,8 @@ class Runtime:
         access: AccessPolicy | None = None,
         options: BotOptions | None = None,
     ) -> SlackServices:
-        """Everything the Slack listeners need; `answerer` defaults to `answerer()`."""
+        """Everything the Slack listeners need; `answerer` defaults to the agent loop of
+        the index's active model, looked up per question (ActiveModelAnswerer)."""
         from bot.slack.config import load_access
 
         return compose_slack(
@@ -124,11 +200,65 @@ class Runtime:
             client=client,
             identity=identity,
             signing_secret=signing_secret,
-            answerer=answerer or self.answerer(),
+            answerer=answerer or ActiveModelAnswerer(self),
             access=access if access is not None else load_access(self.settings.slack_config_path),
             options=options or slack_options(self.settings),
             index_collection=self.index_escalations,
         )
+
+
+@dataclass
+class ActiveModelAnswerer:
+    """The agent loop of whichever model the index is on, checked per question, so a
+    long-running process (kb serve) follows a model change without a restart."""
+
+    runtime: Runtime
+
+    async def answer(
+        self,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        scope: ChunkFilter = NO_FILTER,
+        origin: Mapping[str, str] | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Answer:
+        loop = self.runtime.answerer(await self.runtime.query_embedder())
+        return await loop.answer(
+            question, history=history, scope=scope, origin=origin, on_step=on_step
+        )
+
+
+def build_agent_loop(
+    settings: Settings,
+    *,
+    pool: asyncpg.Pool,
+    embedder: Embedder,
+    keyword_search: KeywordSearch,
+    retriever: Retriever,
+) -> AgentLoop:
+    """The agent loop over this pool: Claude when a key is set, the extractive reasoner
+    otherwise and as Claude's fallback; runs stored in the pool's agent_runs."""
+    analyzer = QuestionAnalyzer(keyword_search.analyzer)
+    vectors = SentenceVectors(embedder=embedder, store=SentenceVectorRepository(pool))
+    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    extractive = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+    reasoner: Reasoner = extractive
+    if settings.anthropic_api_key is not None:
+        from bot.claude import claude_reasoner
+
+        reasoner = claude_reasoner(settings)
+    corpus = CorpusReader(pool)
+    return AgentLoop(
+        retriever=retriever,
+        reader=Reader(corpus),
+        reasoner=reasoner,
+        fallback=extractive,
+        verifier=GroundingVerifier(corpus),
+        stems=lambda text: frozenset(analyzer.stems(text)),
+        runs=RunRepository(pool),
+        options=LoopOptions(max_steps=settings.agent_max_steps),
+    )
 
 
 def slack_options(settings: Settings) -> BotOptions:
@@ -245,23 +375,31 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         torch_threads=settings.torch_threads,
         worker_niceness=settings.embed_niceness,
     )
+    extra: list[SentenceTransformerEmbedder] = []
     try:
         pool = await open_pool(dsn)
         keyword_search = KeywordSearch(CorpusReader(pool))
         try:
+            async with pool.acquire() as conn:
+                version = await pgvector_version(conn)
             yield Runtime(
                 settings=settings,
                 pool=pool,
                 database=where,
                 embedder=embedder,
                 documents=DocumentRepository(pool),
-                vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
+                vector_search=VectorSearch(
+                    pool, ef_search=EF_SEARCH, iterative_scan=version.iterative_scan
+                ),
                 keyword_search=keyword_search,
+                pgvector=version,
+                extra_embedders=extra,
             )
         finally:
             await keyword_search.close()
             await pool.close()
     finally:
-        embedder.close()
+        for model in (embedder, *extra):
+            model.close()
         if embedded is not None:
             embedded.stop()

@@ -30,6 +30,12 @@ class ChunkingPolicy:
     # A paragraph ends a (long enough) chunk when crc32(text) % anchor_modulus == 0.
     anchor_modulus: int = 2
 
+    def __post_init__(self) -> None:
+        if self.max_words < 1 or self.min_words < 0 or self.overlap_words < 0:
+            raise ValueError("max_words must be at least 1; min_words and overlap_words ≥ 0")
+        if self.anchor_modulus < 1:
+            raise ValueError("anchor_modulus must be at least 1")
+
 
 @dataclass(frozen=True, slots=True)
 class Chunk:
@@ -98,6 +104,7 @@ def _word_windows(text: str, start: int, end: int, max_words: int) -> Iterator[_
     if len(words) <= max_words:
         yield _Block(start, end, len(words), 0, "")
         return
+    max_words = max(1, max_words)  # every window takes at least one word, so the loop ends
     first = 0
     while first < len(words):
         last = min(first + max_words, len(words)) - 1

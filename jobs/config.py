@@ -7,24 +7,47 @@ A TOML file with one `[[source]]` table per source:
     kind = "directory"             # directory | web
     collection = "handbook"        # what per-channel access control filters on
     every = "1h"                   # or: cron = "0 6 * * 1-5" (UTC)
-    [source.settings]              # passed to the source (see jobs/sources.py)
-    root = "kb-data/handbook"
+    [source.settings]              # typed per kind: DirectorySettings, WebSettings
+    root = "docs/handbook"         # relative to the sources file's folder
+
+Everything is checked when the file is loaded, with pydantic models that forbid unknown
+keys and take no string for a number or a list: a schedule that could never run, a
+misspelt key or a zero concurrency is an error naming the file, the source and the key
+(`SourceConfigError`), never a surprise at the first scheduled run.
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
-from dataclasses import dataclass, field
-from datetime import timedelta
+from dataclasses import dataclass
+from datetime import UTC, timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from jobs.errors import SourceConfigError
 
 KINDS = ("directory", "web")
+DEFAULT_INCLUDE = (
+    "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
+)  # fmt: skip
+# Hidden folders (.git, .venv) and vendored dependencies are never documentation.
+DEFAULT_EXCLUDE = ("**/.*", "**/node_modules", "**/site-packages")
+
 _DURATION = re.compile(r"^\s*(\d+)\s*([smhd])\s*$")
 _UNITS = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
+_TOP_LEVEL_KEYS = ("source",)
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +65,148 @@ class Schedule:
         return "manual"
 
 
-@dataclass(frozen=True, slots=True)
-class SourceConfig:
-    name: str
-    kind: str
-    collection: str = "default"
-    schedule: Schedule = field(default_factory=Schedule)
-    settings: dict[str, Any] = field(default_factory=dict)
+class _Settings(BaseModel):
+    # strict: TOML has types, so "4" for a number or "*.md" for a list is a mistake.
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class DirectorySettings(_Settings):
+    """A folder of files (see jobs/directory.py)."""
+
+    root: str = Field(min_length=1)
+    include: list[str] = Field(default_factory=lambda: list(DEFAULT_INCLUDE), min_length=1)
+    exclude: list[str] = Field(default_factory=lambda: list(DEFAULT_EXCLUDE))
+    # Default: "template" when url_template is given, else "none".
+    url_style: Literal["eleventy", "template", "none"] | None = None
+    base_url: str | None = None
+    url_template: str | None = None
+    max_bytes: int = Field(default=10_000_000, ge=1, le=2_000_000_000)
+    # `{% slack_channel %}` links and "ask in #channel" contacts point here, if given.
+    slack_workspace_url: str | None = None
+    # The budget of one file's conversion, in a worker process (jobs/isolation.py).
+    convert_timeout_seconds: float = Field(default=60.0, gt=0, le=3600)
+    convert_memory_mb: int = Field(default=1024, ge=256, le=65536)
+
+    @model_validator(mode="after")
+    def _url_settings_fit(self) -> DirectorySettings:
+        style = self.resolved_url_style
+        if style == "eleventy" and not self.base_url:
+            raise ValueError("url_style 'eleventy' needs base_url (the site's root URL)")
+        if style == "template":
+            if not self.url_template:
+                raise ValueError("url_style 'template' needs url_template")
+            try:
+                self.url_template.format(path="a.md", stem="a")
+            except (KeyError, IndexError, ValueError) as error:
+                raise ValueError(
+                    f"url_template {self.url_template!r} is not valid: use only {{path}} and "
+                    "{stem}"
+                ) from error
+        return self
+
+    @property
+    def resolved_url_style(self) -> Literal["eleventy", "template", "none"]:
+        if self.url_style is not None:
+            return self.url_style
+        return "template" if self.url_template else "none"
+
+
+class WebSettings(_Settings):
+    """Pages and sitemaps over HTTP (see jobs/web.py)."""
+
+    urls: list[str] = Field(default_factory=list)
+    sitemaps: list[str] = Field(default_factory=list)
+    same_host: bool = True
+    respect_robots: bool = True
+    user_agent: str | None = Field(default=None, min_length=1)
+    timeout_seconds: float = Field(default=20.0, gt=0, le=600)
+    max_bytes: int = Field(default=5_000_000, ge=1, le=1_000_000_000)
+    concurrency: int = Field(default=4, ge=1, le=64)
+    max_pages: int = Field(default=5000, ge=1, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _something_to_fetch(self) -> WebSettings:
+        if not self.urls and not self.sitemaps:
+            raise ValueError("give urls or sitemaps (or both)")
+        return self
+
+
+class _SourceBase(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    name: str = Field(min_length=1)
+    collection: str = Field(default="default", min_length=1)
+    every: str | None = None
+    cron: str | None = None
+    # Refuse to delete when the listing shrank below this share of the stored documents.
+    min_listing_ratio: float = Field(default=0.5, ge=0, le=1)
+
+    @field_validator("name")
+    @classmethod
+    def _name_has_text(cls, name: str) -> str:
+        if not name.strip():
+            raise ValueError("a source needs a name")
+        return name
+
+    @field_validator("every")
+    @classmethod
+    def _every_is_a_duration(cls, every: str | None) -> str | None:
+        if every is None:
+            return None
+        try:
+            duration = parse_duration(every)
+        except SourceConfigError as error:
+            raise ValueError(str(error)) from None
+        if duration <= timedelta(0):
+            raise ValueError("every must be longer than 0s")
+        return every
+
+    @field_validator("cron")
+    @classmethod
+    def _cron_is_valid(cls, cron: str | None) -> str | None:
+        if cron is not None:
+            from apscheduler.triggers.cron import CronTrigger
+
+            try:
+                CronTrigger.from_crontab(cron, timezone=UTC)
+            except ValueError as error:
+                raise ValueError(
+                    f"{cron!r} is not a cron expression ({error}); five fields, like "
+                    "'0 6 * * 1-5' (minute hour day month weekday, UTC)"
+                ) from error
+        return cron
+
+    @model_validator(mode="after")
+    def _one_schedule(self) -> _SourceBase:
+        if self.every is not None and self.cron is not None:
+            raise ValueError("give either every or cron, not both")
+        return self
+
+    @property
+    def schedule(self) -> Schedule:
+        if self.cron is not None:
+            return Schedule(cron=self.cron)
+        if self.every is not None:
+            return Schedule(every=parse_duration(self.every))
+        return Schedule()
+
+
+class DirectorySourceConfig(_SourceBase):
+    kind: Literal["directory"] = "directory"
+    settings: DirectorySettings
+
+
+class WebSourceConfig(_SourceBase):
+    kind: Literal["web"] = "web"
+    settings: WebSettings
+
+
+SourceConfig = DirectorySourceConfig | WebSourceConfig
+_ENTRY = TypeAdapter[SourceConfig](
+    Annotated[DirectorySourceConfig | WebSourceConfig, Field(discriminator="kind")]
+)
+_FIELDS: dict[str, type[BaseModel]] = {"directory": DirectorySourceConfig, "web": WebSourceConfig}
+_SETTINGS: dict[str, type[BaseModel]] = {"directory": DirectorySettings, "web": WebSettings}
 
 
 def parse_duration(text: str) -> timedelta:
@@ -61,18 +219,34 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(**{_UNITS[match[2]]: int(match[1])})
 
 
+def source_config(entry: dict[str, Any], *, where: str = "source") -> SourceConfig:
+    """Validate one source's table; SourceConfigError (one line) says what to fix."""
+    try:
+        return _ENTRY.validate_python(entry)
+    except ValidationError as error:
+        raise SourceConfigError(f"{where}: {describe_error(entry, error)}") from None
+
+
 def load_sources(path: Path) -> list[SourceConfig]:
-    """Read and check the sources file; SourceConfigError says which source is wrong."""
+    """Read and check the sources file; SourceConfigError names the file, source and key."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise SourceConfigError(f"cannot read the sources file {path}: {exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise SourceConfigError(f"the sources file {path} is not valid TOML: {exc}") from exc
+    for key in data:
+        if key not in _TOP_LEVEL_KEYS:
+            raise SourceConfigError(
+                f"{path}: unknown table {key!r}{_suggest(key, _TOP_LEVEL_KEYS)}"
+            )
     entries = data.get("source", [])
     if not isinstance(entries, list) or not entries:
         raise SourceConfigError(f"{path} declares no [[source]] tables; see README 'Sources'")
-    configs = [_source(entry, index) for index, entry in enumerate(entries, start=1)]
+    configs = [
+        source_config(entry, where=f"{path}: {_describe_entry(entry, index)}")
+        for index, entry in enumerate(entries, start=1)
+    ]
     names = [c.name for c in configs]
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
@@ -80,37 +254,40 @@ def load_sources(path: Path) -> list[SourceConfig]:
     return configs
 
 
-def _source(entry: Any, index: int) -> SourceConfig:
-    where = f"[[source]] #{index}"
-    if not isinstance(entry, dict):
-        raise SourceConfigError(f"{where} must be a table")
-    name, kind = entry.get("name"), entry.get("kind")
-    if not isinstance(name, str) or not name.strip():
-        raise SourceConfigError(f"{where} needs a name")
-    if kind not in KINDS:
-        raise SourceConfigError(f"source {name!r}: kind must be one of {', '.join(KINDS)}")
-    settings = entry.get("settings", {})
-    if not isinstance(settings, dict):
-        raise SourceConfigError(f"source {name!r}: settings must be a table")
-    return SourceConfig(
-        name=name,
-        kind=kind,
-        collection=str(entry.get("collection", "default")),
-        schedule=_schedule(name, entry),
-        settings=settings,
-    )
+def describe_error(entry: object, error: ValidationError) -> str:
+    """The first problem as `key: what is wrong`, with the closest valid key for a typo."""
+    first = error.errors()[0]
+    kind = entry.get("kind") if isinstance(entry, dict) else None
+    loc = [str(part) for part in first["loc"]]
+    if loc and loc[0] == kind:  # the discriminated union's tag, not a key of the file
+        loc = loc[1:]
+    key = ".".join(loc)
+    kind_name = kind if isinstance(kind, str) else ""
+    if first["type"] in ("union_tag_invalid", "union_tag_not_found"):
+        return f"kind: must be one of {', '.join(KINDS)} (got {kind!r})"
+    if first["type"] == "extra_forbidden":
+        model = _SETTINGS[kind_name] if loc[:1] == ["settings"] else _FIELDS[kind_name]
+        return f"{key}: unknown key{_suggest(loc[-1], tuple(model.model_fields))}"
+    if first["type"] == "missing":
+        return f"{key}: required"
+    message = str(first["msg"]).removeprefix("Value error, ")
+    if first["type"] == "value_error" or not loc:
+        return f"{key}: {message}" if key else message
+    return f"{key}: {message} (got {_short(first.get('input'))})"
 
 
-def _schedule(name: str, entry: dict[str, Any]) -> Schedule:
-    every, cron = entry.get("every"), entry.get("cron")
-    if every is not None and cron is not None:
-        raise SourceConfigError(f"source {name!r}: give either every or cron, not both")
-    if cron is not None:
-        if not isinstance(cron, str) or len(cron.split()) != 5:
-            raise SourceConfigError(
-                f"source {name!r}: cron must have five fields, like '0 6 * * 1-5'"
-            )
-        return Schedule(cron=cron)
-    if every is not None:
-        return Schedule(every=parse_duration(str(every)))
-    return Schedule()
+def _describe_entry(entry: object, index: int) -> str:
+    name = entry.get("name") if isinstance(entry, dict) else None
+    return f"source {name!r}" if isinstance(name, str) and name else f"[[source]] #{index}"
+
+
+def _suggest(key: str, valid: tuple[str, ...]) -> str:
+    close = difflib.get_close_matches(key, valid, n=1, cutoff=0.6)
+    if close:
+        return f"; did you mean {close[0]!r}?"
+    return f"; valid keys: {', '.join(valid)}"
+
+
+def _short(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."

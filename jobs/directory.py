@@ -1,42 +1,56 @@
 """The directory source: every matching file under a folder becomes one document.
 
 Files are Markdown (the handbook's Eleventy dialect), plain text, reStructuredText,
-HTML or PDF, chosen by extension. A file that cannot be read yields a FailedDocument
-with a reason the owner can act on, and the walk goes on. All file work runs in a
-worker thread so the event loop keeps serving Slack.
+HTML or PDF, chosen by extension. Whatever is wrong with one file (unreadable, not
+text, a parser that gives up, a conversion over its time or memory budget, a symlink
+leading out of the folder or round in a loop) yields a FailedDocument with a reason the
+owner can act on, and the walk goes on. Conversions run in worker processes
+(`jobs.isolation`); listing runs in a thread, so the event loop keeps serving Slack.
+
+A file whose size, modification time, source settings and converter version are the
+same as when it was last indexed is not opened at all: it is an UnchangedDocument. The
+Eleventy alias map, which every page's links depend on, is built from the stored
+metadata of such pages, and a change in it re-converts every Markdown page.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator, Mapping, Sequence
+import hashlib
+import json
+import logging
+import os
+import stat
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path, PurePosixPath
-from typing import Literal
+from pathlib import Path, PurePath, PurePosixPath
 from urllib.parse import quote
 
-from jobs.documents import FailedDocument, SourceDocument, SourceItem
+from pydantic import ValidationError
+
+from jobs.config import DEFAULT_EXCLUDE, DEFAULT_INCLUDE, DirectorySettings, describe_error
+from jobs.documents import FailedDocument, SourceDocument, SourceItem, UnchangedDocument
 from jobs.errors import DocumentError, SourceConfigError
-from jobs.formats import ConvertedDocument
-from jobs.formats.html import convert_html
-from jobs.formats.markdown import (
-    build_alias_map,
-    convert_markdown,
-    handbook_page_url,
-    parse_front_matter,
-    redirect_aliases,
+from jobs.file_conversion import (
+    ConvertedFile,
+    FileTask,
+    PageUrls,
+    UrlStyle,
+    convert_file,
+    read_page_aliases,
 )
-from jobs.formats.pdf import convert_pdf
-from jobs.formats.plaintext import convert_plaintext
-from jobs.formats.restructuredtext import convert_restructuredtext
+from jobs.formats import CONVERTER_VERSION
+from jobs.formats.markdown import build_alias_map
+from jobs.hashing import CHUNKING_VERSION
+from jobs.isolation import ConversionBudget, IsolatedRunner, one_line_reason
+from store.documents import StoredDocument
 
-UrlStyle = Literal["eleventy", "template", "none"]
+log = logging.getLogger(__name__)
 
-DEFAULT_INCLUDE = (
-    "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
-)  # fmt: skip
-# Hidden folders (.git, .venv) and vendored dependencies are never documentation.
-DEFAULT_EXCLUDE = ("**/.*", "**/node_modules", "**/site-packages")
+__all__ = ["DEFAULT_EXCLUDE", "DEFAULT_INCLUDE", "DirectorySource", "handbook_source"]
+
 FORMATS = {
     ".md": "markdown",
     ".markdown": "markdown",
@@ -47,8 +61,24 @@ FORMATS = {
     ".pdf": "pdf",
 }
 HANDBOOK_URL = "https://handbook.tts.gsa.gov"
+HANDBOOK_SLACK = "https://gsa-tts.slack.com"
 
-_BINARY_SAMPLE_BYTES = 8192
+# Conversions kept in flight, so both workers stay busy while results are yielded in order.
+_AHEAD = 8
+# Every printable ASCII character but "%" stays as it is in a percent-encoded file name.
+_SAFE_NAME = "".join(chr(c) for c in range(0x20, 0x7F) if chr(c) != "%")
+
+
+@dataclass(frozen=True, slots=True)
+class _Listed:
+    """A file found by the listing, with what decides whether it must be read again."""
+
+    path: Path
+    uri: str
+    file_format: str
+    fingerprint: str
+    modified: datetime
+    note: str | None
 
 
 class DirectorySource:
@@ -58,6 +88,8 @@ class DirectorySource:
     excluded folder excludes everything below it). URLs: `eleventy` derives them the
     way the handbook site does from `base_url`; `template` fills `url_template`'s
     `{path}` (relative path) and `{stem}` (path without extension); `none` gives none.
+    `previous` is what the store holds for this source (by uri), so unchanged files can
+    be skipped without reading them.
     """
 
     def __init__(
@@ -71,132 +103,227 @@ class DirectorySource:
         base_url: str | None = None,
         url_template: str | None = None,
         max_bytes: int = 10_000_000,
+        slack_workspace_url: str | None = None,
+        budget: ConversionBudget | None = None,
+        previous: Mapping[str, StoredDocument] | None = None,
     ) -> None:
-        _check_url_settings(url_style, base_url, url_template)
+        settings = _checked_settings(root, include, exclude, url_style, base_url, url_template)
         self.name = name
         self.root = root
-        self.include = tuple(include)
-        self.exclude = tuple(exclude)
+        self.include = tuple(settings.include)
+        self.exclude = tuple(settings.exclude)
         self.url_style = url_style
         self.base_url = base_url.rstrip("/") if base_url else None
-        self.url_template = url_template
+        self.urls = PageUrls(url_style, self.base_url, url_template)
         self.max_bytes = max_bytes
-
-    async def documents(self) -> AsyncIterator[SourceItem]:
-        """Yield one SourceDocument or FailedDocument per matching file, in path order."""
-        if not await asyncio.to_thread(self.root.is_dir):
-            raise SourceConfigError(f"{self.root} is not a folder; check the source's root")
-        paths = await asyncio.to_thread(self._list_files)
-        aliases = await asyncio.to_thread(self._alias_map, paths)
-        for path in paths:
-            yield await asyncio.to_thread(self._load, path, aliases)
-
-    def _list_files(self) -> list[Path]:
-        included = {path for pattern in self.include for path in self.root.glob(pattern)}
-        excluded = {path for pattern in self.exclude for path in self.root.glob(pattern)}
-        return sorted(
-            (
-                path
-                for path in included
-                if path.is_file() and excluded.isdisjoint((path, *path.parents))
-            ),
-            key=self._uri,
+        self.slack_workspace_url = slack_workspace_url
+        self.budget = budget or ConversionBudget()
+        self._previous = previous or {}
+        # The part of every file's fingerprint that says how it is converted.
+        self.fingerprint_suffix = _digest(
+            [CONVERTER_VERSION, CHUNKING_VERSION, self.urls, max_bytes, slack_workspace_url]
         )
 
-    def _uri(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
+    @classmethod
+    def from_settings(
+        cls,
+        *,
+        name: str,
+        settings: DirectorySettings,
+        base_dir: Path,
+        previous: Mapping[str, StoredDocument] | None = None,
+    ) -> DirectorySource:
+        """The source a sources-file entry describes; a relative root starts at `base_dir`."""
+        return cls(
+            name=name,
+            root=base_dir / settings.root,
+            include=settings.include,
+            exclude=settings.exclude,
+            url_style=settings.resolved_url_style,
+            base_url=settings.base_url,
+            url_template=settings.url_template,
+            max_bytes=settings.max_bytes,
+            slack_workspace_url=settings.slack_workspace_url,
+            budget=ConversionBudget(
+                seconds=settings.convert_timeout_seconds, memory_mb=settings.convert_memory_mb
+            ),
+            previous=previous,
+        )
 
-    def _alias_map(self, paths: Sequence[Path]) -> dict[str, str]:
-        """Eleventy sites link to pages by old aliases: map them all before converting."""
-        if self.url_style != "eleventy" or self.base_url is None:
-            return {}
-        pages: list[tuple[str, list[str]]] = []
-        for path in paths:
-            if FORMATS.get(path.suffix.lower()) != "markdown":
-                continue
-            try:
-                front, _ = parse_front_matter(self._read_text(path))
-            except (DocumentError, OSError):
-                continue  # the main pass reports this file
-            url = self._page_url(self._uri(path), front.get("permalink"))
-            if url is not None:
-                pages.append((url, redirect_aliases(front)))
-        return build_alias_map(pages, site_root=self.base_url)
+    async def documents(self) -> AsyncIterator[SourceItem]:
+        """Yield one item per matching file, in path order."""
+        if not await asyncio.to_thread(self.root.is_dir):
+            raise SourceConfigError(f"{self.root} is not a folder; check the source's root")
+        listing = await asyncio.to_thread(self._list_files)
+        async with IsolatedRunner(self.budget) as runner:
+            aliases = await self._alias_map(listing, runner)
+            links = _digest(sorted(aliases.items())) if aliases else ""
 
-    def _load(self, path: Path, aliases: Mapping[str, str]) -> SourceItem:
-        uri = self._uri(path)
+            def load(entry: _Listed | FailedDocument) -> Awaitable[SourceItem]:
+                return self._load(entry, runner, aliases, links)
+
+            async for item in _in_order(listing, load):
+                yield item
+
+    # -- listing ---------------------------------------------------------------------------
+
+    def _list_files(self) -> list[_Listed | FailedDocument]:
+        included = {path for pattern in self.include for path in self.root.glob(pattern)}
+        excluded = {path for pattern in self.exclude for path in self.root.glob(pattern)}
+        real_root = self.root.resolve()
+        listed = (
+            self._listed(path, real_root)
+            for path in included
+            if excluded.isdisjoint((path, *path.parents))
+        )
+        return sorted((entry for entry in listed if entry is not None), key=lambda e: e.uri)
+
+    def _listed(self, path: Path, real_root: Path) -> _Listed | FailedDocument | None:
+        uri, note = safe_uri(path.relative_to(self.root))
         try:
-            return self._convert(path, uri, aliases)
-        except DocumentError as error:
-            return FailedDocument(uri=uri, reason=error.reason)
-        except OSError as error:
-            return FailedDocument(
-                uri=uri, reason=f"could not read the file: {error.strerror or error}"
-            )
-
-    def _convert(self, path: Path, uri: str, aliases: Mapping[str, str]) -> SourceDocument:
+            real = path.resolve(strict=True)
+            status = real.stat()
+        except (OSError, RuntimeError):
+            if path.is_symlink():
+                return FailedDocument(uri, "a symlink that loops or leads nowhere; skipped")
+            return None  # removed while we listed
+        if not stat.S_ISREG(status.st_mode):
+            return None  # a folder, socket or device the pattern happened to match
+        if not real.is_relative_to(real_root):
+            return FailedDocument(uri, "a symlink to a file outside the source folder; skipped")
         file_format = FORMATS.get(path.suffix.lower())
         if file_format is None:
             supported = ", ".join(sorted(FORMATS))
-            raise DocumentError(
-                f"unsupported file type {path.suffix!r} (supported: {supported}); exclude it"
+            return FailedDocument(
+                uri, f"unsupported file type {path.suffix!r} (supported: {supported}); exclude it"
             )
-        modified = datetime.fromtimestamp(path.stat().st_mtime, tz=UTC)
-        converted, url = self._convert_file(path, uri, file_format, aliases)
-        if not converted.text.strip():
-            raise DocumentError("empty: no text after cleaning")
-        title = converted.title or _title_from_path(uri)
-        return SourceDocument(
-            uri=uri,
-            title=title,
-            url=url,
-            text=_with_title_heading(title, converted.text),
-            metadata={**converted.metadata, "path": uri, "format": file_format},
-            updated_at=modified,
+        fingerprint = f"{status.st_size}:{status.st_mtime_ns}:{self.fingerprint_suffix}"
+        modified = datetime.fromtimestamp(status.st_mtime, tz=UTC)
+        return _Listed(path, uri, file_format, fingerprint, modified, note)
+
+    # -- aliases ---------------------------------------------------------------------------
+
+    async def _alias_map(
+        self, listing: Sequence[_Listed | FailedDocument], runner: IsolatedRunner
+    ) -> dict[str, str]:
+        """Eleventy sites link to pages by old aliases: map them all before converting."""
+        if self.url_style != "eleventy" or self.base_url is None:
+            return {}
+        pages = [e for e in listing if isinstance(e, _Listed) and e.file_format == "markdown"]
+        found = await asyncio.gather(*(self._page_aliases(page, runner) for page in pages))
+        entries = [(url, aliases) for url, aliases in found if url is not None]
+        return build_alias_map(entries, site_root=self.base_url)
+
+    async def _page_aliases(
+        self, entry: _Listed, runner: IsolatedRunner
+    ) -> tuple[str | None, list[str]]:
+        stored = self._unchanged_copy(entry)
+        if stored is not None:
+            return stored.url, list(stored.metadata.get("redirect_from") or [])
+        try:
+            page = await runner.run(read_page_aliases, self._task(entry, {}))
+        except DocumentError:
+            return None, []  # the main pass reports this file
+        return page.url, page.aliases
+
+    # -- one file --------------------------------------------------------------------------
+
+    async def _load(
+        self,
+        entry: _Listed | FailedDocument,
+        runner: IsolatedRunner,
+        aliases: Mapping[str, str],
+        links: str,
+    ) -> SourceItem:
+        if isinstance(entry, FailedDocument):
+            return entry
+        stored = self._unchanged_copy(entry)
+        if stored is not None and self._links_of(entry, links) == stored.metadata.get("links"):
+            return UnchangedDocument(entry.uri)
+        try:
+            converted = await runner.run(convert_file, self._task(entry, aliases))
+            return self._document(entry, converted, self._links_of(entry, links))
+        except DocumentError as error:
+            return FailedDocument(uri=entry.uri, reason=error.reason)
+        except Exception as error:
+            log.debug("could not convert %s", entry.uri, exc_info=True)
+            return FailedDocument(uri=entry.uri, reason=one_line_reason(error))
+
+    def _unchanged_copy(self, entry: _Listed) -> StoredDocument | None:
+        stored = self._previous.get(entry.uri)
+        if stored is None or stored.metadata.get("file_fingerprint") != entry.fingerprint:
+            return None
+        return stored
+
+    def _links_of(self, entry: _Listed, links: str) -> str | None:
+        return links if entry.file_format == "markdown" and links else None
+
+    def _task(self, entry: _Listed, aliases: Mapping[str, str]) -> FileTask:
+        return FileTask(
+            path=entry.path,
+            uri=entry.uri,
+            file_format=entry.file_format,
+            urls=self.urls,
+            max_bytes=self.max_bytes,
+            aliases=aliases,
+            slack_workspace_url=self.slack_workspace_url,
         )
 
-    def _convert_file(
-        self, path: Path, uri: str, file_format: str, aliases: Mapping[str, str]
-    ) -> tuple[ConvertedDocument, str | None]:
-        if file_format == "pdf":
-            return convert_pdf(self._read_bytes(path)), self._page_url(uri, None)
-        raw = self._read_text(path)
-        if file_format == "markdown":
-            front, _ = parse_front_matter(raw)
-            url = self._page_url(uri, front.get("permalink"))
-            converted = convert_markdown(
-                raw, page_url=url, site_root=self.base_url, aliases=aliases
-            )
-            return converted, url
-        url = self._page_url(uri, None)
-        if file_format == "html":
-            return convert_html(raw, page_url=url), url
-        if file_format == "restructuredtext":
-            return convert_restructuredtext(raw, page_url=url), url
-        return convert_plaintext(raw), url
-
-    def _page_url(self, uri: str, permalink: object) -> str | None:
-        if self.url_style == "eleventy" and self.base_url:
-            link = permalink if isinstance(permalink, str) else None
-            return handbook_page_url(uri, site_root=self.base_url, permalink=link)
-        if self.url_style == "template" and self.url_template:
-            stem = PurePosixPath(uri).with_suffix("").as_posix()
-            return self.url_template.format(path=quote(uri), stem=quote(stem))
-        return None
-
-    def _read_bytes(self, path: Path) -> bytes:
-        """The file's bytes, after checking its size without reading it."""
-        size = path.stat().st_size
-        if size > self.max_bytes:
-            raise DocumentError(
-                f"{_megabytes(size)} is over the {_megabytes(self.max_bytes)} limit (max_bytes)"
-            )
-        if size == 0:
+    def _document(self, entry: _Listed, converted: ConvertedFile, links: str | None) -> SourceItem:
+        document = converted.document
+        if not document.text.strip():
             raise DocumentError("empty: no text after cleaning")
-        return path.read_bytes()
+        title = document.title or _title_from_path(entry.uri)
+        metadata = {
+            **document.metadata,
+            "path": entry.uri,
+            "format": entry.file_format,
+            "file_fingerprint": entry.fingerprint,
+        }
+        if links is not None:
+            metadata["links"] = links
+        return SourceDocument(
+            uri=entry.uri,
+            title=title,
+            url=converted.url,
+            text=_with_title_heading(title, document.text),
+            metadata=metadata,
+            updated_at=entry.modified,
+            notes=(entry.note,) if entry.note else (),
+        )
 
-    def _read_text(self, path: Path) -> str:
-        return decode_text(self._read_bytes(path))
+
+async def _in_order(
+    entries: Iterable[_Listed | FailedDocument],
+    load: Callable[[_Listed | FailedDocument], Awaitable[SourceItem]],
+) -> AsyncIterator[SourceItem]:
+    """`load` each entry, a few at a time, yielding the results in the entries' order."""
+    ahead: deque[asyncio.Future[SourceItem]] = deque()
+    try:
+        for entry in entries:
+            ahead.append(asyncio.ensure_future(load(entry)))
+            if len(ahead) >= _AHEAD:
+                yield await ahead.popleft()
+        while ahead:
+            yield await ahead.popleft()
+    finally:
+        for future in ahead:
+            future.cancel()
+
+
+def safe_uri(relative: PurePath) -> tuple[str, str | None]:
+    """The file's POSIX path as a uri, and a note when its name had to be percent-encoded.
+
+    A name that is not UTF-8 arrives from the OS with surrogate escapes, which Postgres
+    cannot store; its raw bytes are percent-encoded instead (`caf%E9.md`).
+    """
+    posix = relative.as_posix()
+    try:
+        posix.encode("utf-8")
+    except UnicodeEncodeError:
+        uri = quote(os.fsencode(posix), safe=_SAFE_NAME)
+        return uri, f"the file name is not valid UTF-8; indexed as {uri}"
+    return posix, None
 
 
 def _with_title_heading(title: str, text: str) -> str:
@@ -212,44 +339,15 @@ def _with_title_heading(title: str, text: str) -> str:
 
 
 def handbook_source(root: Path) -> DirectorySource:
-    """The bundled TTS Handbook snapshot (`kb-data/handbook`): its pages, with public URLs."""
+    """The bundled TTS Handbook snapshot (`bot/sample_kb/handbook`): its pages, with public URLs."""
     return DirectorySource(
         name="handbook",
         root=root,
         include=("pages/**/*.md",),
         url_style="eleventy",
         base_url=HANDBOOK_URL,
+        slack_workspace_url=HANDBOOK_SLACK,
     )
-
-
-def decode_text(data: bytes) -> str:
-    """Decode a text file as UTF-8 (a BOM is allowed); DocumentError if it is not text."""
-    if _looks_binary(data[:_BINARY_SAMPLE_BYTES], decodes=True):
-        raise DocumentError("looks like a binary file, not text")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as error:
-        if _looks_binary(data[:_BINARY_SAMPLE_BYTES], decodes=False):
-            raise DocumentError("looks like a binary file, not text") from error
-        raise DocumentError(
-            f"not valid UTF-8 at byte {error.start}; re-save the file as UTF-8"
-        ) from error
-
-
-def _looks_binary(sample: bytes, *, decodes: bool) -> bool:
-    """NUL bytes or many control bytes; when it is not UTF-8, many high bytes too."""
-    if b"\x00" in sample:
-        return True
-    if not sample:
-        return False
-    control = sum(
-        1 for byte in sample if (byte < 32 and byte not in b"\t\n\r\f\x1b") or byte == 127
-    )
-    if control / len(sample) > 0.1:
-        return True
-    high = sum(1 for byte in sample if byte >= 128)
-    # Text in a legacy 8-bit encoding has a few high bytes; binary data is full of them.
-    return not decodes and (control + high) / len(sample) > 0.3
 
 
 def _title_from_path(uri: str) -> str:
@@ -261,21 +359,25 @@ def _title_from_path(uri: str) -> str:
     return words[:1].upper() + words[1:] if words else uri
 
 
-def _megabytes(size: int) -> str:
-    return f"{size / 1_000_000:.1f} MB"
+def _digest(value: object) -> str:
+    payload = json.dumps(value, sort_keys=True, default=repr)
+    return hashlib.sha256(payload.encode()).hexdigest()[:16]
 
 
-def _check_url_settings(url_style: str, base_url: str | None, url_template: str | None) -> None:
-    if url_style == "eleventy" and not base_url:
-        raise SourceConfigError("url_style 'eleventy' needs base_url (the site's root URL)")
-    if url_style == "template":
-        if not url_template:
-            raise SourceConfigError("url_style 'template' needs url_template")
-        try:
-            url_template.format(path="a.md", stem="a")
-        except (KeyError, IndexError, ValueError) as error:
-            raise SourceConfigError(
-                f"url_template {url_template!r} is not valid: use only {{path}} and {{stem}}"
-            ) from error
-    elif url_style not in ("eleventy", "none"):
-        raise SourceConfigError(f"url_style must be eleventy, template or none, not {url_style!r}")
+def _checked_settings(
+    root: Path,
+    include: Sequence[str],
+    exclude: Sequence[str],
+    url_style: UrlStyle,
+    base_url: str | None,
+    url_template: str | None,
+) -> DirectorySettings:
+    """The same checks a sources file gets, for sources built in code."""
+    values = {
+        "root": str(root), "include": list(include), "exclude": list(exclude),
+        "url_style": url_style, "base_url": base_url, "url_template": url_template,
+    }  # fmt: skip
+    try:
+        return DirectorySettings.model_validate(values)
+    except ValidationError as error:
+        raise SourceConfigError(describe_error(values, error)) from None

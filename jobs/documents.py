@@ -16,7 +16,9 @@ class SourceDocument:
     files, the canonical URL for web pages). `text` is the cleaned text that gets
     chunked and embedded: Markdown-flavoured plain text where headings are lines
     starting with `#`, paragraphs are separated by blank lines, and links are kept
-    as `[text](url)`. `metadata` must be JSON-serialisable.
+    as `[text](url)`. `metadata` must be JSON-serialisable. `notes` are things the
+    owner should know although the document was indexed (a file name that had to be
+    encoded); the run reports them as warnings.
     """
 
     uri: str
@@ -25,6 +27,7 @@ class SourceDocument:
     text: str
     metadata: dict[str, Any] = field(default_factory=dict)
     updated_at: datetime | None = None
+    notes: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

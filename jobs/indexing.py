@@ -26,6 +26,7 @@ from jobs.documents import (
     UnchangedDocument,
 )
 from jobs.hashing import chunk_hash, content_hash, metadata_hash
+from jobs.model_change import ModelChange
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository, StoredDocument
 from store.embedding import Embedder
 
@@ -46,10 +47,14 @@ class IndexReport:
     chunks_embedded: int = 0
     chunks_reused: int = 0
     chunks_deleted: int = 0
+    # Chunk texts of every source re-embedded first because the embedding model changed.
+    chunks_reembedded: int = 0
     seconds: float = 0.0
     failures: list[dict[str, str]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     dry_run: bool = False
+    # A dry run lists each document it would change: {"uri": ..., "change": added|updated|deleted}.
+    changes: list[dict[str, str]] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -58,6 +63,11 @@ class IndexReport:
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+    def would(self, change: str, uri: str) -> None:
+        """Record, on a dry run, one document the run would add, update or delete."""
+        if self.dry_run:
+            self.changes.append({"uri": uri, "change": change})
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,15 +112,23 @@ class Indexer:
         options = options or IndexOptions()
         started = time.perf_counter()
         report = IndexReport(source=source.name, dry_run=options.dry_run)
-        if options.dry_run:
-            await self._repository.check_model(self._embedder.identity)
-        elif await self._repository.adopt_model(self._embedder.identity):
-            report.warnings.append("embedding model changed: every document is re-embedded")
-        items = [item async for item in source.documents()]
-        source_id = await self._repository.ensure_source(
-            name=source.name, kind=options.kind, collection=options.collection
+        model_change = ModelChange(
+            space=self._repository.embedding_space(),
+            embedder=self._embedder,
+            batch_size=self.embed_batch_size,
         )
-        stored = await self._repository.documents_of(source_id=source_id)
+        warning, report.chunks_reembedded = await model_change.prepare(
+            dry_run=options.dry_run, progress=progress
+        )
+        if warning:
+            report.warnings.append(warning)
+        items = [item async for item in source.documents()]
+        source_id = await self._source_id(source, options)
+        stored = (
+            await self._repository.documents_of(source_id=source_id)
+            if source_id is not None
+            else {}
+        )
         batch = _Batch(self, source_id, report, options)
         for done, item in enumerate(items, start=1):
             await self._process(item, stored, batch, report)
@@ -122,6 +140,14 @@ class Indexer:
             await self._repository.refresh_statistics()
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+
+    async def _source_id(self, source: Source, options: IndexOptions) -> int | None:
+        """The source's row; a dry run only looks it up (None: never indexed), never writes."""
+        if options.dry_run:
+            return await self._repository.source_id(source.name)
+        return await self._repository.ensure_source(
+            name=source.name, kind=options.kind, collection=options.collection
+        )
 
     async def _process(
         self,
@@ -140,6 +166,7 @@ class Indexer:
             report.failures.append({"uri": item.uri, "reason": item.reason})
             log.warning("skipped %s: %s", item.uri, item.reason)
             return
+        report.warnings.extend(f"{item.uri}: {note}" for note in item.notes)
         record = _record(item)
         previous = stored.get(item.uri)
         if previous and previous.content_hash == record.content_hash:
@@ -147,7 +174,8 @@ class Indexer:
                 report.documents_unchanged += 1
             else:
                 report.documents_updated += 1
-                if not batch.options.dry_run:
+                report.would("updated", item.uri)
+                if batch.source_id is not None and not batch.options.dry_run:
                     await self._repository.update_metadata(
                         source_id=batch.source_id, document=record
                     )
@@ -166,7 +194,7 @@ class Indexer:
     async def _delete_missing(
         self,
         source: Source,
-        source_id: int,
+        source_id: int | None,
         items: Sequence[SourceItem],
         stored: dict[str, StoredDocument],
         report: IndexReport,
@@ -184,7 +212,9 @@ class Indexer:
             log.warning("%s: %s", source.name, report.warnings[-1])
             return
         report.documents_deleted = len(missing)
-        if not options.dry_run:
+        for uri in missing:
+            report.would("deleted", uri)
+        if source_id is not None and not options.dry_run:
             report.chunks_deleted += await self._repository.delete_documents(
                 source_id=source_id, uris=missing
             )
@@ -212,7 +242,7 @@ class _Batch:
     """Documents waiting to be embedded together (embedding in large batches is faster)."""
 
     def __init__(
-        self, indexer: Indexer, source_id: int, report: IndexReport, options: IndexOptions
+        self, indexer: Indexer, source_id: int | None, report: IndexReport, options: IndexOptions
     ):
         self.indexer = indexer
         self.source_id = source_id
@@ -235,7 +265,8 @@ class _Batch:
             else:
                 self.report.documents_updated += 1
                 self.report.chunks_deleted += p.previous_chunks
-        if self.options.dry_run:
+            self.report.would("added" if p.is_new else "updated", p.document.uri)
+        if self.source_id is None or self.options.dry_run:
             return
         vectors = await self.indexer.embed_pending(pending, self.report)
         repository = self.indexer._repository
@@ -281,6 +312,7 @@ def _unsafe_to_delete(
     if stored and listed < stored * options.min_listing_ratio:
         return (
             f"the source listed {listed} documents where {stored} are stored (below "
-            f"{options.min_listing_ratio:.0%}); if that is right, lower min_listing_ratio"
+            f"{options.min_listing_ratio:.0%}); if that is right, set a lower "
+            "min_listing_ratio for this source in the sources file (0 turns the check off)"
         )
     return None

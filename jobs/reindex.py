@@ -1,8 +1,11 @@
 """A reindex pass over configured sources: one at a time across instances, every run recorded.
 
 The pass holds a Postgres advisory lock; a second instance finds it taken and skips. A
-source that fails (bad settings, network down mid-listing) is recorded as failed and
-deletes nothing; the other sources still run.
+source that fails (bad settings, network down mid-listing, a bug) is recorded as failed
+and deletes nothing; the other sources still run. Every run record is finished:
+`succeeded`, `partial` (some documents could not be read) or `failed`; a record left
+`running` by a killed process is marked failed by the next pass, which holds the lock
+and so knows no one else is running. A dry run writes nothing at all.
 """
 
 from __future__ import annotations
@@ -16,18 +19,23 @@ from pathlib import Path
 import aiohttp
 import asyncpg
 
-from jobs.config import SourceConfig
+from jobs.config import SourceConfig, WebSourceConfig
 from jobs.documents import Source
 from jobs.errors import JobsError
 from jobs.indexing import Indexer, IndexOptions, IndexReport, ProgressCallback
-from jobs.sources import build_source, web_validators
+from jobs.isolation import one_line_reason
+from jobs.sources import build_source
 from store.documents import DocumentRepository
+from store.errors import StoreError
 from store.index_runs import IndexRunRepository
 from store.locks import REINDEX_LOCK_KEY, try_advisory_lock
 
 log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[str], ProgressCallback | None]
+
+# What a source run can expect to meet: its own configuration, the network, the disk.
+_SOURCE_ERRORS = (JobsError, StoreError, aiohttp.ClientError, OSError, TimeoutError)
 
 
 @dataclass(slots=True)
@@ -65,11 +73,12 @@ class ReindexJob:
             if not acquired:
                 log.info("another reindex is running; this one is skipped")
                 return ReindexOutcome(skipped=True, reason="another reindex is running")
-            abandoned = await self._runs.mark_abandoned()
-            if abandoned:
-                log.warning(
-                    "%d earlier run(s) died mid-way; this run finishes their work", abandoned
-                )
+            if not dry_run:
+                abandoned = await self._runs.mark_abandoned()
+                if abandoned:
+                    log.warning(
+                        "%d earlier run(s) died mid-way; this run finishes their work", abandoned
+                    )
             return await self._run_all(configs, dry_run=dry_run, progress=progress)
 
     async def _run_all(
@@ -78,7 +87,7 @@ class ReindexJob:
         outcome = ReindexOutcome()
         async with AsyncExitStack() as stack:
             http = None
-            if any(c.kind == "web" for c in configs):
+            if any(isinstance(c, WebSourceConfig) for c in configs):
                 http = await stack.enter_async_context(aiohttp.ClientSession())
             for config in configs:
                 callback = progress(config.name) if progress else None
@@ -96,30 +105,53 @@ class ReindexJob:
     ) -> None:
         run_id = None if dry_run else await self._runs.start(source=config.name)
         try:
-            source = await self._source(config, http)
-            options = IndexOptions(kind=config.kind, collection=config.collection, dry_run=dry_run)
-            report = await self._indexer.run(source, options=options, progress=progress)
-        except (JobsError, aiohttp.ClientError, OSError, TimeoutError) as exc:
-            log.error("source %s failed: %s", config.name, exc)
-            outcome.errors[config.name] = str(exc)
-            if run_id is not None:
-                await self._runs.finish(
-                    run_id, status="failed", counts={}, failures=[{"uri": "", "reason": str(exc)}]
-                )
+            report = await self._index(config, http, dry_run=dry_run, progress=progress)
+        except _SOURCE_ERRORS as exc:
+            await self._failed(config, run_id, outcome, str(exc))
             return
+        except Exception as exc:
+            # A bug, not the source's fault: record it, then let it surface.
+            await self._failed(config, run_id, outcome, one_line_reason(exc))
+            raise
+        except BaseException:
+            # Cancelled (SIGTERM under `kb serve`) or interrupted: the record still ends.
+            await self._failed(config, run_id, outcome, "the run was stopped before it finished")
+            raise
         outcome.reports.append(report)
         if run_id is not None:
             counts = {k: v for k, v in report.as_dict().items() if k not in ("failures",)}
+            status = "partial" if report.failures else "succeeded"
+            await self._runs.finish(run_id, status=status, counts=counts, failures=report.failures)
+
+    async def _index(
+        self,
+        config: SourceConfig,
+        http: aiohttp.ClientSession | None,
+        *,
+        dry_run: bool,
+        progress: ProgressCallback | None,
+    ) -> IndexReport:
+        source = await self._source(config, http)
+        options = IndexOptions(
+            kind=config.kind,
+            collection=config.collection,
+            dry_run=dry_run,
+            min_listing_ratio=config.min_listing_ratio,
+        )
+        return await self._indexer.run(source, options=options, progress=progress)
+
+    async def _failed(
+        self, config: SourceConfig, run_id: int | None, outcome: ReindexOutcome, reason: str
+    ) -> None:
+        log.error("source %s failed: %s", config.name, reason)
+        outcome.errors[config.name] = reason
+        if run_id is not None:
             await self._runs.finish(
-                run_id, status="succeeded", counts=counts, failures=report.failures
+                run_id, status="failed", counts={}, failures=[{"uri": "", "reason": reason}]
             )
 
     async def _source(self, config: SourceConfig, http: aiohttp.ClientSession | None) -> Source:
-        validators = {}
-        if config.kind == "web":
-            source_id = await self._documents.ensure_source(
-                name=config.name, kind=config.kind, collection=config.collection
-            )
-            stored = await self._documents.documents_of(source_id=source_id)
-            validators = web_validators({uri: d.metadata for uri, d in stored.items()})
-        return build_source(config, base_dir=self._base_dir, http=http, validators=validators)
+        """The source, told what the store holds of it (for skipping what has not changed)."""
+        source_id = await self._documents.source_id(config.name)
+        stored = await self._documents.documents_of(source_id=source_id) if source_id else {}
+        return build_source(config, base_dir=self._base_dir, http=http, stored=stored)

@@ -40,6 +40,7 @@ from jobs.documents import (
     UnchangedDocument,
 )
 from jobs.errors import DocumentError, DocumentGone
+from jobs.isolation import ConversionBudget, IsolatedRunner, one_line_reason
 from jobs.sitemaps import Sitemap, parse_sitemap
 from jobs.web_html import HTML_TYPES, TEXT_TYPES, read_page
 
@@ -85,6 +86,7 @@ class WebSource:
         max_bytes: int = 5_000_000,
         concurrency: int = 4,
         max_pages: int = 5000,
+        budget: ConversionBudget | None = None,
     ) -> None:
         if concurrency < 1 or max_pages < 1 or max_bytes < 1 or timeout_seconds <= 0:
             raise ValueError("concurrency, max_pages, max_bytes and timeout_seconds must be > 0")
@@ -102,6 +104,7 @@ class WebSource:
         )
         self._validators = validators
         self._session = session
+        self._budget = budget or ConversionBudget()
         self._listing_complete = False
 
     @property
@@ -116,10 +119,13 @@ class WebSource:
     async def documents(self) -> AsyncIterator[SourceItem]:
         """Yield one item per listed page (and a `FailedDocument` per unreadable sitemap)."""
         self._listing_complete = False
-        crawl = _Crawl(self._settings, session=self._session, validators=self._validators)
-        async with aclosing(crawl.items()) as items:  # stops in-flight fetches if we stop early
-            async for item in items:
-                yield item
+        async with IsolatedRunner(self._budget) as runner:
+            crawl = _Crawl(
+                self._settings, session=self._session, validators=self._validators, runner=runner
+            )
+            async with aclosing(crawl.items()) as items:  # stops in-flight fetches if we stop
+                async for item in items:
+                    yield item
         self._listing_complete = crawl.listing_complete
 
 
@@ -183,10 +189,12 @@ class _Crawl:
         *,
         session: aiohttp.ClientSession,
         validators: Mapping[str, HttpValidators],
+        runner: IsolatedRunner,
     ) -> None:
         self._s = settings
         self._session = session
         self._validators = validators
+        self._runner = runner
         self._requests = asyncio.Semaphore(settings.concurrency)
         self._timeout = aiohttp.ClientTimeout(total=settings.timeout_seconds)
         self._robots: dict[URL, Protego] = {}
@@ -307,12 +315,16 @@ class _Crawl:
             return GoneDocument(uri=str(url), reason=gone.reason)
         except DocumentError as failure:  # includes UnreadablePage
             return FailedDocument(uri=str(url), reason=failure.reason)
+        except Exception as error:
+            logger.debug("could not read %s", url, exc_info=True)
+            return FailedDocument(uri=str(url), reason=one_line_reason(error))
 
     async def _read_page(self, url: URL) -> SourceItem:
         response = await self._fetch(url, kind=_PAGE, limit=self._s.max_bytes)
         if response.status == 304:
             return UnchangedDocument(uri=str(response.url))
-        content = await asyncio.to_thread(
+        # Extraction runs in a worker within its time and memory budget (jobs.isolation).
+        content = await self._runner.run(
             read_page,
             response.body,
             content_type=response.content_type,

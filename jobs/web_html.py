@@ -152,7 +152,12 @@ def _parse(html: str) -> lxml.html.HtmlElement | None:
 
 def _base_url(tree: lxml.html.HtmlElement, url: str) -> str:
     base = tree.find(".//base[@href]")
-    return urljoin(url, base.get("href", "")) if base is not None else url
+    if base is None:
+        return url
+    try:
+        return urljoin(url, base.get("href", ""))
+    except ValueError:  # a malformed <base href>: resolve against the page itself
+        return url
 
 
 def _prepare(tree: lxml.html.HtmlElement, *, url: str, base: str) -> None:

@@ -10,6 +10,7 @@ from pgvector.asyncpg import register_vector
 
 from store.errors import DatabaseUnavailable
 from store.migrate import apply_migrations
+from store.pgvector_version import pgvector_version
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +40,7 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 8) -> asyncp
     conn = await connect(dsn)
     try:
         await apply_migrations(conn)
+        await pgvector_version(conn)  # refuses a server whose pgvector is too old
     finally:
         await conn.close()
     try:

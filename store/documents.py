@@ -12,7 +12,7 @@ import asyncpg
 import numpy as np
 
 from store.embedding import ModelIdentity
-from store.embedding_space import adopt_model, check_model
+from store.embedding_space import EmbeddingSpace
 
 
 @dataclass(frozen=True, slots=True)
@@ -24,6 +24,7 @@ class StoredDocument:
     content_hash: str
     metadata_hash: str
     metadata: dict[str, Any]
+    url: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,14 +67,28 @@ class DocumentRepository:
         self._pool = pool
 
     async def adopt_model(self, model: ModelIdentity) -> bool:
-        """Make `model` the index's embedding model; True if the index was emptied for it."""
-        async with self._pool.acquire() as conn:
-            return await adopt_model(conn, model)
+        """Record `model` as the index's first model (True), or check it is the active one.
+
+        Another active model raises EmbeddingModelMismatch: changing models goes through
+        jobs.model_change, which re-embeds beside the old vectors and deletes nothing.
+        """
+        space = self.embedding_space()
+        if await space.adopt_first(model):
+            return True
+        await space.check(model)
+        return False
 
     async def check_model(self, model: ModelIdentity) -> None:
-        """Raise EmbeddingModelMismatch if the index was built with another model."""
-        async with self._pool.acquire() as conn:
-            await check_model(conn, model)
+        """Raise EmbeddingModelMismatch if the index's active model is another one."""
+        await self.embedding_space().check(model)
+
+    def embedding_space(self) -> EmbeddingSpace:
+        """Which model the stored vectors come from, and changing it (store/embedding_space.py)."""
+        return EmbeddingSpace(self._pool)
+
+    async def source_id(self, name: str) -> int | None:
+        """The id of the source called `name`, if it was ever indexed (writes nothing)."""
+        return await self._pool.fetchval("SELECT id FROM sources WHERE name = $1", name)
 
     async def ensure_source(
         self,
@@ -98,13 +113,18 @@ class DocumentRepository:
 
     async def documents_of(self, *, source_id: int) -> dict[str, StoredDocument]:
         rows = await self._pool.fetch(
-            """SELECT id, uri, content_hash, metadata_hash, metadata
+            """SELECT id, uri, url, content_hash, metadata_hash, metadata
                FROM documents WHERE source_id = $1""",
             source_id,
         )
         return {
             r["uri"]: StoredDocument(
-                r["id"], r["uri"], r["content_hash"], r["metadata_hash"], json.loads(r["metadata"])
+                r["id"],
+                r["uri"],
+                r["content_hash"],
+                r["metadata_hash"],
+                json.loads(r["metadata"]),
+                r["url"],
             )
             for r in rows
         }

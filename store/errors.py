@@ -17,8 +17,10 @@ class EmbeddingModelMismatch(StoreError):
     def __init__(self, *, stored: str, configured: str) -> None:
         super().__init__(
             f"the index was built with the embedding model {stored!r} but {configured!r} is "
-            "configured; run `kb index --rebuild` to re-embed with the new model, or configure "
-            f"{stored!r} again"
+            "configured, and this process cannot load the index's model to answer with it; "
+            "run `kb index` to re-embed every source with the new model (nothing is deleted, "
+            f"and questions use the old vectors until it finishes), or configure {stored!r} "
+            "again"
         )
         self.stored = stored
         self.configured = configured

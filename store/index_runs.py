@@ -16,7 +16,7 @@ class IndexRun:
     source: str
     started_at: datetime
     finished_at: datetime | None
-    status: str  # running, succeeded, failed, abandoned
+    status: str  # running, then succeeded, partial (some documents failed) or failed
     counts: dict[str, Any]
     failures: list[dict[str, str]]
 
@@ -48,10 +48,12 @@ class IndexRunRepository:
         )
 
     async def mark_abandoned(self) -> int:
-        """Runs still 'running' while we hold the reindex lock died mid-run: say so."""
+        """Runs still 'running' while we hold the reindex lock died mid-run: mark them failed."""
         result = await self._pool.execute(
-            """UPDATE index_runs SET status = 'abandoned', finished_at = now()
-               WHERE status = 'running'"""
+            """UPDATE index_runs SET status = 'failed', finished_at = now(),
+                      failures = $1
+               WHERE status = 'running'""",
+            json.dumps([{"uri": "", "reason": "the process stopped before the run finished"}]),
         )
         return int(result.split()[-1])
 

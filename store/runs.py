@@ -36,6 +36,17 @@ class RunOutcome:
     # What the grounding check kept and dropped ({verified, rejected, dropped: [...]}).
     verification: Mapping[str, Any] = field(default_factory=dict)
     answer: Mapping[str, Any] = field(default_factory=dict)
+    # The question as searched, when a follow-up was rewritten to stand alone.
+    standalone_question: str | None = None
+    # One {text, status, key} mapping per sub-question.
+    sub_questions: Sequence[Mapping[str, Any]] = ()
+    # One {chunk_id, title, url, section} mapping per chunk read, in the order read.
+    sources: Sequence[Mapping[str, Any]] = ()
+    # Plain sentences about the run itself ("Claude was unavailable: fell back to …").
+    notes: Sequence[str] = ()
+    latency_ms: float | None = None
+    # {steps, steps_after_coverage, rewrites, rewrites_with_evidence}
+    stats: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,6 +68,12 @@ class StoredRun:
     verification: dict[str, Any]
     answer: dict[str, Any] | None
     error: str | None
+    standalone_question: str | None = None
+    sub_questions: list[dict[str, Any]] = field(default_factory=list)
+    sources: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    latency_ms: float | None = None
+    stats: dict[str, Any] = field(default_factory=dict)
 
 
 class RunRepository:
@@ -78,7 +95,9 @@ class RunRepository:
         await self._pool.execute(
             """UPDATE agent_runs SET status = 'finished', finished_at = now(), stop_reason = $2,
                       escalate = $3, steps = $4, queries = $5, evidence_chunk_ids = $6,
-                      verification = $7, answer = $8
+                      verification = $7, answer = $8, standalone_question = $9,
+                      sub_questions = $10, sources = $11, notes = $12, latency_ms = $13,
+                      stats = $14
                WHERE id = $1""",
             run_id,
             outcome.stop_reason,
@@ -88,15 +107,25 @@ class RunRepository:
             list(outcome.evidence_chunk_ids),
             json.dumps(dict(outcome.verification), default=str),
             json.dumps(dict(outcome.answer), default=str),
+            outcome.standalone_question,
+            json.dumps([dict(q) for q in outcome.sub_questions], default=str),
+            json.dumps([dict(s) for s in outcome.sources], default=str),
+            json.dumps(list(outcome.notes)),
+            outcome.latency_ms,
+            json.dumps(dict(outcome.stats)),
         )
 
-    async def fail(self, run_id: int, *, error: str) -> None:
-        """The run raised: keep what is known and the error's one-line summary."""
+    async def fail(
+        self, run_id: int, *, error: str, steps: Sequence[Mapping[str, Any]] = ()
+    ) -> None:
+        """The run raised: keep what is known (the steps so far) and the error's summary."""
         await self._pool.execute(
-            """UPDATE agent_runs SET status = 'failed', finished_at = now(), error = $2
+            """UPDATE agent_runs SET status = 'failed', finished_at = now(), error = $2,
+                      steps = $3
                WHERE id = $1""",
             run_id,
             error,
+            json.dumps(list(steps), default=str),
         )
 
     async def get(self, run_id: int) -> StoredRun | None:
@@ -111,6 +140,13 @@ class RunRepository:
             value,
         )
         return _stored(row) if row else None
+
+    async def latest(self, *, limit: int = 10) -> list[StoredRun]:
+        """The most recent runs, newest first."""
+        rows = await self._pool.fetch(
+            "SELECT * FROM agent_runs ORDER BY id DESC LIMIT $1", max(int(limit), 0)
+        )
+        return [_stored(r) for r in rows]
 
 
 def _stored(row: asyncpg.Record) -> StoredRun:
@@ -133,4 +169,10 @@ def _stored(row: asyncpg.Record) -> StoredRun:
         verification=json.loads(row["verification"]),
         answer=json.loads(answer) if answer is not None else None,
         error=row["error"],
+        standalone_question=row["standalone_question"],
+        sub_questions=json.loads(row["sub_questions"]),
+        sources=json.loads(row["sources"]),
+        notes=json.loads(row["notes"]),
+        latency_ms=row["latency_ms"],
+        stats=json.loads(row["stats"]),
     )

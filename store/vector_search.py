@@ -1,4 +1,11 @@
-"""Nearest chunks by cosine distance over the HNSW index, with optional filters."""
+"""Nearest chunks by cosine distance over the HNSW index, with optional filters.
+
+A filtered search on pgvector 0.8 or newer uses an iterative index scan, which keeps
+walking the graph until `limit` rows pass the filter. Older servers (0.5-0.7) have no
+such scan: the HNSW index hands back `ef_search` candidates and the filter then drops
+some, so the search asks for a much larger candidate pool, and when even that leaves
+fewer than `limit` rows (a very selective filter) it answers with an exact scan.
+"""
 
 from __future__ import annotations
 
@@ -9,6 +16,10 @@ import asyncpg
 import numpy as np
 
 from store.filters import NO_FILTER, ChunkFilter
+from store.pgvector_version import pgvector_version
+
+# hnsw.ef_search's ceiling in pgvector: the largest candidate pool a pre-0.8 filter can get.
+_WIDEST_POOL = 1000
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,16 +84,24 @@ EXACT_SEARCH_SQL = _FILTERED_SELECT + "ORDER BY (c.embedding <=> $1) + 0\nLIMIT 
 class VectorSearch:
     # hnsw.ef_search 100: recall@10 0.94–0.995 against the exact scan at 10k–100k chunks
     # (bench/results/retrieval_latency.md); 40 gave 0.84 on one 100k build.
-    def __init__(self, pool: asyncpg.Pool, *, ef_search: int = 100) -> None:
+    def __init__(
+        self, pool: asyncpg.Pool, *, ef_search: int = 100, iterative_scan: bool | None = None
+    ) -> None:
+        """`iterative_scan`: whether the server has it (pgvector ≥ 0.8); None asks the server."""
         self._pool = pool
         self._ef_search = ef_search
+        self._iterative_scan = iterative_scan
 
     async def nearest(
         self, query: np.ndarray, *, limit: int = 10, where: ChunkFilter = NO_FILTER
     ) -> list[ChunkHit]:
+        iterative = where.restricts and await self._has_iterative_scan()
         async with self._pool.acquire() as conn, conn.transaction():
-            await conn.execute(f"SET LOCAL hnsw.ef_search = {max(int(self._ef_search), limit)}")
-            if where.restricts:
+            ef_search = max(int(self._ef_search), limit)
+            if where.restricts and not iterative:
+                ef_search = max(ef_search, min(_WIDEST_POOL, limit * 20))
+            await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
+            if iterative:
                 # Filtered searches keep scanning the graph until `limit` rows pass the filter.
                 await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             args = _filter_args(where)
@@ -90,9 +109,17 @@ class VectorSearch:
                 rows = await conn.fetch(SEARCH_SQL, query, limit, *args[:2])
             else:
                 rows = await conn.fetch(FILTERED_SEARCH_SQL, query, limit, *args)
+        if where.restricts and not iterative and len(rows) < limit:
+            return await self.nearest_exact(query, limit=limit, where=where)
         hits = [_hit(r) for r in rows]
         # relaxed_order may hand rows back slightly out of order: restore it.
         return sorted(hits, key=lambda h: -h.score) if where.restricts else hits
+
+    async def _has_iterative_scan(self) -> bool:
+        if self._iterative_scan is None:
+            async with self._pool.acquire() as conn:
+                self._iterative_scan = (await pgvector_version(conn)).iterative_scan
+        return self._iterative_scan
 
     async def nearest_exact(
         self, query: np.ndarray, *, limit: int = 10, where: ChunkFilter = NO_FILTER

@@ -20,12 +20,12 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 import asyncpg
 import pytest
 
+from bot.sample_kb import handbook_root
 from store.database import open_pool
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import SentenceTransformerEmbedder
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
-HANDBOOK = REPO_ROOT / "kb-data" / "handbook"
+HANDBOOK = handbook_root()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 

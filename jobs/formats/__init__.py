@@ -12,6 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# Bump when any converter's output changes, so every file is read and converted again
+# (the directory source otherwise skips files whose size and modification time are
+# unchanged).
+CONVERTER_VERSION = "formats-2"
+
 
 @dataclass(frozen=True, slots=True)
 class ConvertedDocument:

@@ -49,13 +49,30 @@ def render_html(root: Tag, *, resolve_link: LinkResolver) -> str:
 
 
 def resolve_against(href: str, page_url: str | None) -> str | None:
-    """Make `href` absolute against the page's URL; None if it cannot be, or is unsafe."""
-    scheme = urlsplit(href).scheme.lower()
+    """Make `href` absolute against the page's URL; None if it cannot be, or is unsafe.
+
+    A malformed address (`http://[x`, which urllib rejects as an invalid IPv6 host)
+    gives None: the link's text stays, the link goes.
+    """
+    scheme = url_scheme(href)
+    if scheme is None:
+        return None
     if scheme:
         return href if scheme in _SAFE_SCHEMES else None
     if href.startswith("//"):
         return "https:" + href
-    return urljoin(page_url, href) if page_url else None
+    try:
+        return urljoin(page_url, href) if page_url else None
+    except ValueError:
+        return None
+
+
+def url_scheme(url: str) -> str | None:
+    """The URL's scheme, lower-cased ("" for a relative URL), or None if it is malformed."""
+    try:
+        return urlsplit(url).scheme.lower()
+    except ValueError:
+        return None
 
 
 def convert_html(raw: str, *, page_url: str | None) -> ConvertedDocument:
@@ -63,7 +80,7 @@ def convert_html(raw: str, *, page_url: str | None) -> ConvertedDocument:
     soup = BeautifulSoup(raw, "lxml")
     base = soup.find("base", href=True)
     if isinstance(base, Tag):
-        page_url = urljoin(page_url or "", str(base["href"])) or page_url
+        page_url = resolve_against(str(base["href"]), page_url) or page_url
     body = soup.body or soup
     text = render_html(body, resolve_link=lambda href: resolve_against(href, page_url))
     return ConvertedDocument(title=_html_title(soup), text=text, metadata=_html_metadata(soup))

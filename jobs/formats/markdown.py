@@ -1,4 +1,4 @@
-"""Markdown pages in the Eleventy handbook dialect (see kb-data/handbook/SOURCE.md).
+"""Markdown pages in the Eleventy handbook dialect (see bot/sample_kb/handbook/SOURCE.md).
 
 A page is YAML front matter, then Markdown with Liquid shortcodes and inline HTML.
 The conversion runs the site's own pipeline in miniature: Liquid shortcodes are
@@ -22,10 +22,8 @@ from markdown_it import MarkdownIt
 
 from jobs.errors import DocumentError
 from jobs.formats import ConvertedDocument
-from jobs.formats.html import render_html, resolve_against
+from jobs.formats.html import render_html, resolve_against, url_scheme
 from jobs.formats.plaintext import tidy_text
-
-SLACK_CHANNEL_URL = "https://gsa-tts.slack.com/channels/{name}"
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.S | re.M)
 _RAW_BLOCK = re.compile(r"\{%-?\s*raw\s*-?%\}(.*?)\{%-?\s*endraw\s*-?%\}", re.S)
@@ -108,7 +106,7 @@ def build_alias_map(
     }
     for url, redirects in pages:
         for alias in redirects:
-            aliases.setdefault(_alias_key(urlsplit(alias).path), url)
+            aliases.setdefault(_alias_key(_url_path(alias)), url)
     return aliases
 
 
@@ -118,15 +116,23 @@ def convert_markdown(
     page_url: str | None,
     site_root: str | None,
     aliases: Mapping[str, str],
+    slack_workspace_url: str | None = None,
 ) -> ConvertedDocument:
     """Convert one handbook-dialect page to cleaned text.
 
     `page_url` is the page's public URL (relative links resolve against it),
     `site_root` the site's root URL (root-relative links and `{% page %}`), and
-    `aliases` the map from `build_alias_map`. The title is returned, not prepended.
+    `aliases` the map from `build_alias_map`. Slack channels (`{% slack_channel %}`,
+    "ask in #channel" contacts) link into `slack_workspace_url` when it is given, and
+    are plain `#channel` text otherwise. The title is returned, not prepended.
     """
     front, body = parse_front_matter(raw)
-    links = _Links(page_url=page_url, site_root=site_root, aliases=aliases)
+    links = _Links(
+        page_url=page_url,
+        site_root=site_root,
+        aliases=aliases,
+        slack_workspace_url=slack_workspace_url,
+    )
     html = _markdown().render(_expand_liquid(body, links))
     text = render_html(BeautifulSoup(html, "lxml"), resolve_link=links.resolve)
     title = _clean_title(front.get("title")) or _first_heading(text)
@@ -155,11 +161,21 @@ class _Links:
     """Turns hrefs and `{% page %}` paths into absolute, canonical (de-aliased) URLs."""
 
     def __init__(
-        self, *, page_url: str | None, site_root: str | None, aliases: Mapping[str, str]
+        self,
+        *,
+        page_url: str | None,
+        site_root: str | None,
+        aliases: Mapping[str, str],
+        slack_workspace_url: str | None,
     ) -> None:
         self._page_url = page_url
         self._site_root = site_root.rstrip("/") if site_root else None
         self._aliases = aliases
+        self._slack = slack_workspace_url.rstrip("/") if slack_workspace_url else None
+
+    def slack_channel(self, name: str) -> str | None:
+        """The channel's URL in the configured workspace, if there is one."""
+        return f"{self._slack}/channels/{name}" if self._slack else None
 
     def resolve(self, href: str) -> str | None:
         if href.startswith("/") and not href.startswith("//") and self._site_root:
@@ -191,13 +207,20 @@ def _split_suffix(path: str) -> tuple[str, str, str]:
     return path[: match.start()], match.group(), path[match.end() :]
 
 
+def _url_path(url: str) -> str:
+    try:
+        return urlsplit(url).path
+    except ValueError:  # a malformed alias names no page
+        return url
+
+
 def _alias_key(path: str) -> str:
     path = "/" + path.strip("/")
     return path if path == "/" else path + "/"
 
 
 def _join_root(site_root: str, path: str) -> str:
-    if urlsplit(path).scheme:
+    if url_scheme(path) != "":
         return path
     return site_root.rstrip("/") + "/" + path.lstrip("/")
 
@@ -224,9 +247,9 @@ def _expand_tag(match: re.Match[str], links: _Links) -> str:
     if name == "page" and args:
         return links.site_path(args[0])
     if name == "link" and args:
-        return args[0] if urlsplit(args[0]).scheme else links.site_path(args[0])
+        return args[0] if url_scheme(args[0]) != "" else links.site_path(args[0])
     if name == "slack_channel" and args:
-        return _slack_channel_link(args[0], args[1] if len(args) > 1 else None)
+        return _slack_channel_link(args[0], args[1] if len(args) > 1 else None, links)
     if name == "alert":
         # The callout's heading becomes a paragraph of its own above the body.
         heading = args[0].strip() if args else ""
@@ -238,9 +261,11 @@ def _expand_tag(match: re.Match[str], links: _Links) -> str:
     return match.group(0)  # tags the handbook does not use are left as written
 
 
-def _slack_channel_link(channel: str, label: str | None) -> str:
+def _slack_channel_link(channel: str, label: str | None, links: _Links) -> str:
     name = channel.strip().lstrip("#")
-    return f"[{label or '#' + name}]({SLACK_CHANNEL_URL.format(name=name)})"
+    url = links.slack_channel(name)
+    text = label or "#" + name
+    return f"[{text}]({url})" if url else text
 
 
 def _questions(value: object, links: _Links) -> list[dict[str, str | None]]:
@@ -256,7 +281,7 @@ def _questions(value: object, links: _Links) -> list[dict[str, str | None]]:
             questions.append({"text": item.strip(), "url": f"mailto:{item.strip()}"})
         elif isinstance(item, str) and item.strip():
             name = item.strip().lstrip("#")
-            questions.append({"text": f"#{name}", "url": SLACK_CHANNEL_URL.format(name=name)})
+            questions.append({"text": f"#{name}", "url": links.slack_channel(name)})
     return questions
 
 

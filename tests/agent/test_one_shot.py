@@ -11,7 +11,7 @@ import pytest
 from agent.answer import Answer
 from agent.grounding import quote_occurs
 from agent.one_shot import OneShotAnswerer
-from agent.retrieval import DenseRetriever
+from agent.retrieval.dense import DenseRetriever
 from jobs.directory import DirectorySource
 from jobs.indexing import Indexer
 from store.documents import DocumentRepository

@@ -44,6 +44,15 @@ async def test_index_then_ask_over_database_url_prints_verified_quotes(
     # The embedded server was not used: KB_HOME holds no database.
     assert not (tmp_path / "home" / "postgres").exists()
 
+    traced = kb("trace", str(answer["run_id"]), env=env)
+    assert traced.returncode == 0, traced.stderr
+    assert f"Run {answer['run_id']} · finished · extractive reasoner" in traced.stdout
+    assert "Queries run:\n  - How do I request annual leave?" in traced.stdout
+    assert "Stopped: " + answer["stop_reason"] in traced.stdout
+    missing = kb("trace", "999999", env=env)
+    assert missing.returncode == 1 and "no run 999999" in missing.stderr
+    assert "Traceback" not in missing.stderr
+
 
 async def test_demo_writes_its_replies_as_a_slack_preview_page(
     database_url: str, tmp_path: Path
@@ -86,3 +95,18 @@ async def test_help_answers_without_loading_the_model() -> None:
     assert "index" in result.stdout and "ask" in result.stdout
     assert "sentence_transformers" not in result.stderr
     assert "torch" not in result.stderr.split()
+
+
+async def test_demo_with_a_missing_sample_kb_fails_with_one_line_before_starting_anything(
+    tmp_path: Path,
+) -> None:
+    missing = tmp_path / "no-such-handbook"
+    env = {"KB_SAMPLE_KB": str(missing), "KB_HOME": str(tmp_path / "home")}
+    result = kb("demo", "--no-prompt", env=env, timeout=60)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: KB_SAMPLE_KB is") and str(missing) in lines[0]
+    assert "unset it to use the bundled handbook" in lines[0]
+    assert result.stdout == ""  # no sample question was answered from an empty index
+    assert not (tmp_path / "home" / "postgres").exists()  # no database was started

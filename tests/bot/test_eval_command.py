@@ -9,7 +9,7 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from agent.hybrid import HybridOptions
+from agent.retrieval.hybrid import HybridOptions
 from bot.cli import main, retrieval
 from bot.eval_command import EvalRequest, eval_retrieval_command
 from bot.settings import Settings

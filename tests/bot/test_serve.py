@@ -38,9 +38,13 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
     database_url: str, tmp_path: Path
 ) -> None:
     sources = tmp_path / "sources.toml"
+    # Two sources due at start-up: the second waits for the first instead of skipping.
     sources.write_text(
-        f'[[source]]\nname = "kb"\nkind = "directory"\nevery = "1h"\n'
-        f'[source.settings]\nroot = "{FIXTURE_KB}"\n'
+        "".join(
+            f'[[source]]\nname = "{name}"\nkind = "directory"\nevery = "1h"\n'
+            f'[source.settings]\nroot = "{FIXTURE_KB}"\n'
+            for name in ("kb", "kb-again")
+        )
     )
     port = free_port()
     env = {
@@ -70,11 +74,14 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
         assert health["status"] == "ok"  # type: ignore[index]
 
         async def indexed() -> bool:
-            status = await conn.fetchval("SELECT status FROM index_runs WHERE source = 'kb'")
-            return status == "succeeded"
+            rows = await conn.fetch("SELECT source, status FROM index_runs")
+            return {(r["source"], r["status"]) for r in rows} == {
+                ("kb", "succeeded"),
+                ("kb-again", "succeeded"),
+            }
 
         await poll(indexed)
-        assert await conn.fetchval("SELECT count(*) FROM documents") == 3
+        assert await conn.fetchval("SELECT count(*) FROM documents") == 6
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(process.communicate(), timeout=60)

@@ -7,10 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from bot import sample_kb
 from jobs.directory import handbook_source
 from jobs.documents import FailedDocument, SourceDocument
 
-HANDBOOK_ROOT = Path(__file__).resolve().parents[2] / "kb-data" / "handbook"
+HANDBOOK_ROOT = sample_kb.handbook_root()
 
 
 @pytest.fixture(scope="session")

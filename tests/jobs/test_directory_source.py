@@ -7,11 +7,14 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from jobs.directory import DirectorySource, handbook_source
-from jobs.documents import FailedDocument, SourceDocument, SourceItem
+from jobs.documents import FailedDocument, SourceDocument, SourceItem, UnchangedDocument
 from jobs.errors import SourceConfigError
+from jobs.indexing import Indexer, IndexReport
+from store.documents import DocumentRepository, StoredDocument
 
 
 def source(root: Path, **options) -> DirectorySource:
@@ -62,7 +65,8 @@ async def test_every_supported_format_becomes_a_document_with_title_and_text(
     )
     write(tmp_path, "report.pdf", minimal_pdf(["Quarterly report", "Revenue grew."], title="Q3"))
 
-    items = await load(source(tmp_path))
+    directory = source(tmp_path)
+    items = await load(directory)
 
     assert sorted(items) == [
         "guide.md",
@@ -91,6 +95,7 @@ async def test_every_supported_format_becomes_a_document_with_title_and_text(
     assert (page.title, page.text) == ("Expenses", "# Expenses\n\nClaim within 30 days.")
     report = document(items["report.pdf"])
     assert (report.title, report.text) == ("Q3", "# Q3\n\nQuarterly report\nRevenue grew.")
+    assert report.metadata.pop("file_fingerprint").endswith(":" + directory.fingerprint_suffix)
     assert report.metadata == {"path": "report.pdf", "format": "pdf", "pages": 1}
 
 
@@ -251,3 +256,100 @@ def test_the_handbook_source_indexes_only_the_pages(handbook_root: Path) -> None
         "eleventy",
         "https://handbook.tts.gsa.gov",
     )
+
+
+async def _index(directory: DirectorySource, pool: asyncpg.Pool, embedder: object) -> IndexReport:
+    return await Indexer(repository=DocumentRepository(pool), embedder=embedder).run(directory)  # type: ignore[arg-type]
+
+
+async def _stored(pool: asyncpg.Pool, name: str) -> dict[str, StoredDocument]:
+    repository = DocumentRepository(pool)
+    source_id = await repository.source_id(name)
+    assert source_id is not None
+    return await repository.documents_of(source_id=source_id)
+
+
+async def test_an_unchanged_file_is_not_read_again(
+    tmp_path: Path, pool: asyncpg.Pool, hashing_embedder: type
+) -> None:
+    path = write(tmp_path, "a.md", "# Leave\n\nAsk your manager.\n")
+    write(tmp_path, "b.md", "# Travel\n\nBook with the agency.\n")
+    model = hashing_embedder("h", 16)
+    await _index(source(tmp_path), pool, model)
+    # Same size and modification time, other bytes: only a reader would notice.
+    status = path.stat()
+    path.write_text("# Leave\n\nAsk your janitor.\n")
+    os.utime(path, ns=(status.st_atime_ns, status.st_mtime_ns))
+
+    items = await load(source(tmp_path, previous=await _stored(pool, "docs")))
+
+    assert items == {"a.md": UnchangedDocument("a.md"), "b.md": UnchangedDocument("b.md")}
+    path.touch()  # a new modification time: read again
+    assert document((await load(source(tmp_path, previous=await _stored(pool, "docs"))))["a.md"])
+
+
+async def test_a_settings_or_converter_change_reads_every_file_again(
+    tmp_path: Path, pool: asyncpg.Pool, hashing_embedder: type
+) -> None:
+    write(tmp_path, "a.md", '# Leave\n\nAsk in {% slack_channel "leave" %}.\n')
+    await _index(source(tmp_path), pool, hashing_embedder("h", 16))
+    stored = await _stored(pool, "docs")
+
+    renamed = await load(
+        source(tmp_path, previous=stored, slack_workspace_url="https://x.slack.com")
+    )
+
+    assert document(renamed["a.md"]).text.endswith("[#leave](https://x.slack.com/channels/leave).")
+    stored["a.md"].metadata["file_fingerprint"] += "-older-converter"
+    assert isinstance((await load(source(tmp_path, previous=stored)))["a.md"], SourceDocument)
+
+
+async def test_a_page_whose_link_target_gained_an_alias_is_converted_again(
+    tmp_path: Path, pool: asyncpg.Pool, hashing_embedder: type
+) -> None:
+    site = {"url_style": "eleventy", "base_url": "https://hb.example"}
+    write(tmp_path, "pages/a.md", "# A\n\nSee [the old page](/old/).\n")
+    b = write(tmp_path, "pages/b.md", "# B\n\nThe new page.\n")
+    await _index(source(tmp_path, **site), pool, hashing_embedder("h", 16))
+    first = await load(source(tmp_path, previous=await _stored(pool, "docs"), **site))
+    assert isinstance(first["pages/a.md"], UnchangedDocument)
+
+    b.write_text("---\nredirect_from: /old/\n---\n# B\n\nThe new page.\n")
+    items = await load(source(tmp_path, previous=await _stored(pool, "docs"), **site))
+
+    assert "[the old page](https://hb.example/b/)" in document(items["pages/a.md"]).text
+
+
+async def test_symlinks_out_of_the_folder_and_loops_are_skipped_with_a_reason(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "docs"
+    write(root, "real.md", "# Real\n\nInside.\n")
+    write(tmp_path, "outside.md", "# Secret\n\nOutside.\n")
+    (root / "inside-link.md").symlink_to("real.md")
+    (root / "leak.md").symlink_to(tmp_path / "outside.md")
+    (root / "loop.md").symlink_to("loop.md")
+    (root / "sub").mkdir()
+    (root / "sub" / "up").symlink_to("..", target_is_directory=True)
+
+    items = await load(source(root))
+
+    assert sorted(items) == ["inside-link.md", "leak.md", "loop.md", "real.md"]
+    assert document(items["inside-link.md"]).text == "# Real\n\nInside."
+    assert reason(items["leak.md"]) == "a symlink to a file outside the source folder; skipped"
+    assert reason(items["loop.md"]) == "a symlink that loops or leads nowhere; skipped"
+
+
+async def test_a_file_name_that_is_not_utf8_is_indexed_under_an_encoded_uri(
+    tmp_path: Path, pool: asyncpg.Pool, hashing_embedder: type
+) -> None:
+    with open(os.fsencode(tmp_path) + b"/caf\xe9.txt", "wb") as handle:
+        handle.write(b"The cafe opens at eight.\n")
+
+    report = await _index(source(tmp_path), pool, hashing_embedder("h", 16))
+
+    assert report.documents_added == 1
+    assert report.warnings == [
+        "caf%E9.txt: the file name is not valid UTF-8; indexed as caf%E9.txt"
+    ]
+    assert await pool.fetchval("SELECT uri FROM documents") == "caf%E9.txt"

@@ -116,3 +116,30 @@ def test_pdf_text_and_title_are_extracted(minimal_pdf: Callable[..., bytes]) -> 
 def test_a_file_that_is_not_a_pdf_fails_with_a_reason() -> None:
     with pytest.raises(DocumentError, match=r"^could not read PDF: "):
         convert_pdf(b"this is not a PDF at all")
+
+
+def test_rst_reads_no_file_and_no_url_whatever_the_directive() -> None:
+    converted = convert_restructuredtext(
+        "Intro.\n\n"
+        ".. include:: /etc/passwd\n\n"
+        ".. raw:: html\n   :file: /etc/passwd\n\n"
+        ".. raw:: html\n   :url: http://127.0.0.1:9/secret\n\n"
+        ".. csv-table:: Users\n   :file: /etc/passwd\n\n"
+        ".. literalinclude:: /etc/passwd\n\n"
+        "Outro.\n",
+        page_url=None,
+    )
+
+    assert "root:" not in converted.text
+    assert "secret" not in converted.text
+    assert converted.text.startswith("Intro.")
+    assert converted.text.endswith("Outro.")
+
+
+def test_a_malformed_link_keeps_its_text_and_drops_the_address() -> None:
+    converted = convert_html(
+        '<p>See <a href="http://[x">the broken link</a> and <base href="//[">.</p>',
+        page_url="https://example.gov/",
+    )
+
+    assert converted.text == "See the broken link and ."

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 import asyncpg
 import pytest
 
@@ -163,21 +161,3 @@ async def test_a_document_the_source_reports_gone_is_deleted(
     )
     assert report.documents_deleted == 1
     assert await pool.fetchval("SELECT count(*) FROM documents") == 1
-
-
-async def test_changing_the_embedding_model_re_embeds_everything(
-    pool: asyncpg.Pool, hashing_embedder: Any
-) -> None:
-    HashingEmbedder = hashing_embedder
-    repository = DocumentRepository(pool)
-    source = StaticSource("s", [_doc("a", "leave"), _doc("b", "travel")])
-    first = await Indexer(repository=repository, embedder=HashingEmbedder("a", 32)).run(source)
-    same = await Indexer(repository=repository, embedder=HashingEmbedder("a", 32)).run(source)
-    changed = await Indexer(repository=repository, embedder=HashingEmbedder("b", 16)).run(source)
-    assert same.chunks_embedded == 0
-    assert changed.documents_added == 2
-    assert changed.chunks_embedded == first.chunks_embedded > 0
-    assert changed.chunks_reused == 0
-    assert changed.warnings == ["embedding model changed: every document is re-embedded"]
-    dims = await pool.fetchval("SELECT vector_dims(embedding) FROM chunks LIMIT 1")
-    assert dims == 16

@@ -1,4 +1,4 @@
-"""The handbook's Markdown dialect, checked on real pages from kb-data/handbook/pages."""
+"""The handbook's Markdown dialect, checked on real pages from bot/sample_kb/handbook/pages."""
 
 from __future__ import annotations
 
@@ -334,3 +334,16 @@ def test_inline_html_in_a_title_becomes_plain_text(handbook_page: Page) -> None:
     )
 
     assert page.title == "Get set up to travel for TTS before GSA onboarding"
+
+
+def test_slack_channels_link_only_into_a_configured_workspace() -> None:
+    raw = '---\nquestions:\n  - leave\n---\n\nAsk in {% slack_channel "leave" %}.\n'
+
+    plain = convert_markdown(raw, page_url=None, site_root=None, aliases={})
+    linked = convert_markdown(
+        raw, page_url=None, site_root=None, aliases={}, slack_workspace_url="https://t.slack.com/"
+    )
+
+    assert plain.text == "Ask in #leave.\n\n# Questions?\n\n- #leave"
+    assert plain.metadata["questions"] == [{"text": "#leave", "url": None}]
+    assert linked.text.startswith("Ask in [#leave](https://t.slack.com/channels/leave).")

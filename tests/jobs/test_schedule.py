@@ -1,17 +1,18 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import timedelta
 
 from apscheduler.triggers.cron import CronTrigger
 from apscheduler.triggers.interval import IntervalTrigger
 
-from jobs.config import Schedule, SourceConfig
+from jobs.config import DirectorySettings, DirectorySourceConfig, SourceConfig
 from jobs.schedule import build_scheduler
 
 
-def _config(name: str, schedule: Schedule) -> SourceConfig:
-    return SourceConfig(name=name, kind="directory", schedule=schedule)
+def _config(name: str, every: str | None = None, cron: str | None = None) -> SourceConfig:
+    return DirectorySourceConfig(
+        name=name, every=every, cron=cron, settings=DirectorySettings(root="docs")
+    )
 
 
 async def test_each_scheduled_source_gets_one_coalescing_job_and_unscheduled_ones_none() -> None:
@@ -19,9 +20,9 @@ async def test_each_scheduled_source_gets_one_coalescing_job_and_unscheduled_one
 
     scheduler = build_scheduler(
         [
-            _config("a", Schedule(every=timedelta(hours=2))),
-            _config("b", Schedule(cron="0 6 * * 1-5")),
-            _config("c", Schedule()),
+            _config("a", every="2h"),
+            _config("b", cron="0 6 * * 1-5"),
+            _config("c"),
         ],
         run_source=run,
         run_at_start=False,
@@ -43,7 +44,7 @@ async def test_a_started_scheduler_runs_the_source_on_the_event_loop() -> None:
         ran.append(config.name)
         done.set()
 
-    scheduler = build_scheduler([_config("a", Schedule(every=timedelta(hours=1)))], run_source=run)
+    scheduler = build_scheduler([_config("a", every="1h")], run_source=run)
     scheduler.start()
     try:
         await asyncio.wait_for(done.wait(), timeout=10)

@@ -17,14 +17,15 @@ async def test_the_packaged_model_embeds_offline_with_unit_vectors(
     assert vectors[0] @ vectors[1] > vectors[0] @ vectors[2]
 
 
-async def test_a_model_change_is_detected_and_refused_until_adopted(pool: asyncpg.Pool) -> None:
+async def test_a_model_change_is_detected_and_never_adopted_by_wiping(pool: asyncpg.Pool) -> None:
     repo = DocumentRepository(pool)
-    await repo.adopt_model(ModelIdentity("model-a", 8))
+    assert await repo.adopt_model(ModelIdentity("model-a", 8)) is True
+    assert await repo.adopt_model(ModelIdentity("model-a", 8)) is False
     await repo.check_model(ModelIdentity("model-a", 8))
-    with pytest.raises(EmbeddingModelMismatch, match="model-a"):
+    with pytest.raises(EmbeddingModelMismatch, match="run `kb index` to re-embed"):
         await repo.check_model(ModelIdentity("model-b", 16))
-    assert await repo.adopt_model(ModelIdentity("model-b", 16)) is True
-    await repo.check_model(ModelIdentity("model-b", 16))
+    with pytest.raises(EmbeddingModelMismatch, match="model-a"):
+        await repo.adopt_model(ModelIdentity("model-b", 16))
 
 
 async def test_a_large_batch_keeps_its_order_and_each_texts_own_vector(

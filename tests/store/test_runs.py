@@ -58,3 +58,34 @@ async def test_a_failed_run_keeps_its_error_and_unknown_runs_are_none(pool: asyn
     failed = await runs.get(run_id)
     assert failed is not None and (failed.status, failed.error) == ("failed", "the model timed out")
     assert await runs.get(run_id + 1000) is None
+
+
+async def test_a_run_keeps_the_trace_fields_and_the_latest_runs_come_newest_first(
+    pool: asyncpg.Pool,
+) -> None:
+    runs = RunRepository(pool)
+    first = await runs.start(RunStart(question="and for contractors?", history_turns=2))
+    await runs.finish(
+        first,
+        RunOutcome(
+            stop_reason="enough_evidence",
+            escalate=False,
+            standalone_question="How much annual leave do contractors earn?",
+            sub_questions=[{"text": "annual leave contractors", "status": "answered"}],
+            sources=[{"chunk_id": 4, "title": "Leave types", "url": None, "section": ""}],
+            notes=["Claude was unavailable: the extractive reasoner answered"],
+            latency_ms=123.5,
+        ),
+    )
+    second = await runs.start(RunStart(question="Q?"))
+    await runs.fail(second, error="boom", steps=[{"action": "route", "latency_ms": 1}])
+    stored = await runs.get(first)
+    assert stored is not None
+    assert stored.standalone_question == "How much annual leave do contractors earn?"
+    assert stored.sub_questions == [{"text": "annual leave contractors", "status": "answered"}]
+    assert stored.sources[0]["title"] == "Leave types"
+    assert stored.notes == ["Claude was unavailable: the extractive reasoner answered"]
+    assert stored.latency_ms == 123.5
+    assert [r.id for r in await runs.latest(limit=5)] == [second, first]
+    failed = await runs.get(second)
+    assert failed is not None and failed.steps == [{"action": "route", "latency_ms": 1}]

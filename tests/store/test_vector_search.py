@@ -2,11 +2,14 @@ from __future__ import annotations
 
 import asyncpg
 import numpy as np
+import pytest
 
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.embedding_space import HNSW_INDEX
+from store.errors import DatabaseUnavailable
 from store.filters import ChunkFilter
+from store.pgvector_version import parse_version, supported
 from store.vector_search import SEARCH_SQL, VectorSearch
 
 DIM = 16
@@ -66,3 +69,44 @@ async def test_filtering_by_source_only_returns_that_sources_chunks(pool: asyncp
     search, query = VectorSearch(pool), _unit(rng, 1)[0]
     assert await search.nearest(query, limit=5, where=ChunkFilter(sources=["elsewhere"])) == []
     assert len(await search.nearest(query, limit=5, where=ChunkFilter(sources=["random"]))) == 5
+
+
+async def _two_sources(pool: asyncpg.Pool, vectors: np.ndarray, small: int) -> None:
+    """The first `small` vectors in source "small", the rest in "big"."""
+    repo = DocumentRepository(pool)
+    await repo.adopt_model(ModelIdentity("test-random", DIM))
+    for name, start, end in (("small", 0, small), ("big", small, len(vectors))):
+        source_id = await repo.ensure_source(name=name, kind="test")
+        for d in range(start, end, 50):
+            chunks = [
+                ChunkRecord(i - d, f"chunk {i}", f"h{i}", 0, 7, (), vectors[i])
+                for i in range(d, min(d + 50, end))
+            ]
+            doc = DocumentRecord(f"doc{d}", f"Doc {d}", None, "x" * 7, f"c{d}", f"m{d}")
+            await repo.replace_document(source_id=source_id, document=doc, chunks=chunks)
+    await repo.refresh_statistics()
+
+
+async def test_without_iterative_scans_a_selective_filter_still_finds_the_true_neighbours(
+    pool: asyncpg.Pool,
+) -> None:
+    # pgvector 0.5-0.7 has no iterative scan: the same search with the capability off.
+    rng = np.random.default_rng(11)
+    vectors = _unit(rng, 3000)
+    await _two_sources(pool, vectors, small=60)
+    search = VectorSearch(pool, ef_search=40, iterative_scan=False)
+    for query in _unit(rng, 5):
+        where = ChunkFilter(sources=["small"])
+        hits = await search.nearest(query, limit=10, where=where)
+        exact = np.argsort(-(vectors[:60] @ query))[:10]
+        assert [h.text for h in hits] == [f"chunk {i}" for i in exact]
+        assert {h.source for h in hits} == {"small"}
+        wide = await search.nearest(query, limit=10, where=ChunkFilter(sources=["big"]))
+        assert len(wide) == 10 and {h.source for h in wide} == {"big"}
+
+
+def test_a_pgvector_older_than_0_5_is_refused_and_0_8_enables_iterative_scans() -> None:
+    with pytest.raises(DatabaseUnavailable, match=r"pgvector 0\.4\.4, and kb needs 0\.5 or newer"):
+        supported(parse_version("0.4.4"))
+    assert supported(parse_version("0.7.4")).iterative_scan is False
+    assert supported(parse_version("0.8.0")).iterative_scan is True

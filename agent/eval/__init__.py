@@ -1,0 +1,1 @@
+"""Evaluation: retrieval metrics and eval, answer eval."""

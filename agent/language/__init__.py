@@ -1,0 +1,1 @@
+"""Reading questions and sentences: key terms, answer types, names, decomposition."""

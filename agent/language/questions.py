@@ -1,0 +1,150 @@
+"""What a question asks for: its key terms, the names it mentions, the answer type, negation.
+
+The extractive reasoner judges a sentence by these, not by a similarity score alone: a
+sentence answers "When did X happen?" only if it mentions X (the key terms, stemmed as
+BM25 stems them) and holds a date that the question does not already hold. SQuAD 2.0's
+unanswerable questions are written to look answerable, mostly by swapping an entity,
+a number or a word for its antonym, or by adding a negation; a term the evidence lacks
+or a negation it does not share is what gives them away.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from store.text_analysis import TextAnalyzer
+
+AnswerType = Literal[
+    "yes_no", "number", "date", "person", "place", "procedure", "list", "reason", "entity"
+]
+
+_WORD = re.compile(r"[\w'’-]+")
+_NEGATION = re.compile(r"\b(?:not|never|no longer|none|neither|nor|without)\b|n[’']t\b", re.I)
+_AUXILIARY = re.compile(
+    r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
+    r"might|must|shall)\b",
+    re.I,
+)
+# Checked in order: the first pattern that matches the question gives its answer type.
+_TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
+    (
+        "date",
+        re.compile(
+            r"\b(?:when|what (?:year|years|date|day|month|century|decade|time|era|period)|"
+            r"which (?:year|years|date|day|month|century|decade)|in what (?:year|century|"
+            r"decade|month)|how long ago|since when)\b",
+            re.I,
+        ),
+    ),
+    (
+        "number",
+        re.compile(
+            r"\b(?:how (?:many|much|long|old|far|big|large|tall|high|often|fast|deep|wide|"
+            r"heavy)|what (?:number|percentage|percent|amount|proportion|fraction|size|"
+            r"population|age)|what is the (?:number|amount|percentage|population|size))\b",
+            re.I,
+        ),
+    ),
+    ("person", re.compile(r"\b(?:who|whom|whose|which (?:person|people|man|woman))\b", re.I)),
+    (
+        "place",
+        re.compile(
+            r"\b(?:where|what (?:country|city|state|place|town|region|continent|county|"
+            r"province|location|island|river)|which (?:country|city|state|place|town|"
+            r"region|continent|county|province|island|river))\b",
+            re.I,
+        ),
+    ),
+    (
+        "procedure",
+        re.compile(
+            r"\b(?:how (?:do|does|can|should|would|could|to|is|are)\b(?! (?:many|much))|"
+            r"what (?:steps|is the process|is the procedure|do i need to do|should i do)|"
+            r"what do i do)\b",
+            re.I,
+        ),
+    ),
+    ("reason", re.compile(r"\b(?:why|for what reason|what (?:caused|causes|led))\b", re.I)),
+    (
+        "list",
+        re.compile(
+            r"\b(?:what are (?:the )?(?:types|kinds|ways|options|steps|benefits|rules)|"
+            r"which (?:types|kinds)|list (?:the|all))\b",
+            re.I,
+        ),
+    ),
+)
+# Words that say what kind of answer is wanted, not what it is about.
+_ASKING_WORDS = frozenset(
+    """name call known refer term mean happen year date day month centuri decad time era
+    number mani much percentag percent amount kind type sort way also differ exact approxim
+    estim typic usual general current main primari particular specif major certain dure
+    within among upon via""".split()
+)
+
+
+@dataclass(frozen=True, slots=True)
+class QuestionAnalysis:
+    text: str
+    # Stemmed content terms, in order, without repeats and without asking words.
+    terms: tuple[str, ...]
+    # Stems of the words written with a capital (past the first word) or with digits:
+    # the names and numbers the evidence must share.
+    names: tuple[str, ...]
+    answer_type: AnswerType
+    negated: bool
+    # Adjacent content words ("annual leave"), as stems: the kinds of thing asked about.
+    pairs: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key_terms(self) -> frozenset[str]:
+        return frozenset(self.terms)
+
+
+class QuestionAnalyzer:
+    """Analyses questions with the same stemming as the keyword index."""
+
+    def __init__(self, analyzer: TextAnalyzer) -> None:
+        self._analyzer = analyzer
+
+    def stems(self, text: str) -> list[str]:
+        return self._analyzer.analyse(text).words
+
+    def analyse(self, question: str) -> QuestionAnalysis:
+        text = " ".join(question.split())
+        words = [w for w in self.stems(text) if w not in _ASKING_WORDS]
+        terms = list(dict.fromkeys(words))
+        return QuestionAnalysis(
+            text=text,
+            terms=tuple(terms),
+            names=tuple(t for t in dict.fromkeys(self._name_stems(text)) if t in terms),
+            answer_type=answer_type(text),
+            negated=bool(_NEGATION.search(text)),
+            pairs=tuple(dict.fromkeys(itertools.pairwise(words))),
+        )
+
+    def _name_stems(self, text: str) -> list[str]:
+        words = _WORD.findall(text)
+        named = [w for i, w in enumerate(words) if (i > 0 and w[:1].isupper()) or _digit(w)]
+        return self.stems(" ".join(named))
+
+
+def answer_type(question: str) -> AnswerType:
+    """The kind of answer `question` expects (yes/no only when no wh-word says otherwise)."""
+    for kind, pattern in _TYPE_PATTERNS:
+        if pattern.search(question):
+            return kind
+    if _AUXILIARY.match(question.strip()):
+        return "yes_no"
+    return "entity"
+
+
+def is_negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+def _digit(word: str) -> bool:
+    return any(c.isdigit() for c in word)

@@ -1,0 +1,1 @@
+"""Reasoners: the decision points of the loop, offline (extractive) or with Claude."""

@@ -1,0 +1,79 @@
+"""The `Reasoner` protocol: every decision the loop delegates, and what each returns.
+
+The loop owns the state and the stop rules; a reasoner only decides. Two implement it:
+`ExtractiveReasoner` (offline, deterministic, the default) and `ClaudeReasoner`.
+A reasoner that cannot decide (an outage, output it cannot use) raises
+`ReasonerUnavailable`, and the loop hands that decision and the rest of the run to
+its fallback reasoner.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from agent.answer import Support
+from agent.retrieval.reading import Passage
+from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+
+
+@dataclass(frozen=True, slots=True)
+class Route:
+    """Search the knowledge base, or answer from the thread itself (no retrieval)."""
+
+    action: Literal["search", "reply", "from_thread"]
+    standalone: str  # the question to search for, standing alone
+    reply: str | None = None  # for "reply": what to say ("You're welcome.")
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """Whether the evidence is enough; if not, the gaps to search for."""
+
+    enough: bool
+    gaps: tuple[GapState, ...] = ()
+    answered: frozenset[int] = frozenset()
+    reason: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class DraftClaim:
+    """A claim as synthesised, before grounding: its quote must occur in `chunk_id`."""
+
+    statement: str
+    quote: str
+    chunk_id: int
+    sub_question: int
+    support: Support = "strong"
+    score: float = 0.0
+
+
+class Reasoner(Protocol):
+    name: str
+
+    async def route(self, goal: Goal) -> Route:
+        """Search, or answer from the thread ("thanks", "shorter please")."""
+        ...
+
+    async def decompose(self, question: str) -> list[PlannedQuestion]:
+        """The sub-questions to answer (one, for a simple question)."""
+        ...
+
+    async def rewrite(self, gap: GapState, state: AgentState) -> str | None:
+        """A new query for a gap (same intent, new terms), never one that already ran."""
+        ...
+
+    async def extract(
+        self, sub_question: int, passages: Sequence[Passage], state: AgentState
+    ) -> list[Evidence]:
+        """The quotes of `passages` that answer sub-question `sub_question`."""
+        ...
+
+    async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
+        """Asked only for the sub-questions the rules could not decide."""
+        ...
+
+    async def synthesize(self, state: AgentState) -> list[DraftClaim]:
+        """The claims of the answer, each a quote from the evidence with its chunk id."""
+        ...

@@ -1,0 +1,298 @@
+"""The Claude reasoner: each decision one forced tool call to the Messages API.
+
+- Structured output: every call offers exactly one tool (agent/reasoners/claude_tools.py)
+  and forces it (`tool_choice`); its input is checked against the tool's schema.
+- Determinism: the API version this SDK speaks (2026-10-21) no longer takes sampling
+  parameters (`temperature` is refused with a 400), so decisions are made deterministic
+  the way that API allows: one forced tool, a strict schema, a small token budget.
+- A token budget per decision (`max_tokens`), and a timeout per request.
+- Caching: the system prompt and the evidence block carry `cache_control`, so the
+  steps of one run (and runs over the same passages) re-read them from the cache.
+- Retries: on 408/409/429/5xx/529, a timeout or a lost connection, one retry after the
+  server's `retry-after` (capped) or an exponential backoff; malformed output is also
+  retried once. After that the decision raises ReasonerUnavailable and the loop hands
+  the run to the extractive reasoner (the trace says so). The SDK's own retries are
+  off (`max_retries=0` on the client) so that this policy is the only one.
+- Document text is data: delimited, escaped, and named as such in the system prompt.
+Claims Claude writes are verified against the store by the loop like any other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import anthropic
+
+from agent.errors import ReasonerUnavailable
+from agent.reasoners.base import DraftClaim, Judgement, Route
+from agent.reasoners.claude_tools import (
+    SYSTEM_PROMPT,
+    TOOLS,
+    documents_block,
+    escape,
+    schema_errors,
+)
+from agent.retrieval.reading import Passage
+from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+
+log = logging.getLogger(__name__)
+
+_RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+
+
+def _default_budgets() -> dict[str, int]:
+    return {
+        "route": 300,
+        "plan": 400,
+        "rewrite": 150,
+        "extract": 1200,
+        "judge": 400,
+        "answer": 1500,
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class ClaudeOptions:
+    model: str
+    timeout: float = 20.0
+    retries: int = 1
+    # The longest `retry-after` waited; a server asking for more gets the fallback.
+    max_retry_wait: float = 10.0
+    backoff: float = 0.5
+    budgets: Mapping[str, int] = field(default_factory=_default_budgets)
+
+
+class ClaudeReasoner:
+    name = "claude"
+
+    def __init__(
+        self,
+        *,
+        client: anthropic.AsyncAnthropic,
+        options: ClaudeOptions,
+        sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+    ) -> None:
+        self._client = client
+        self._options = options
+        self._sleep = sleep
+
+    # --- decisions ---------------------------------------------------------------------
+
+    async def route(self, goal: Goal) -> Route:
+        blocks = [_text(_thread(goal)), _text(f"Newest message: {escape(goal.question)}")]
+        result = await self._call("route", blocks)
+        action = result["action"]
+        standalone = result.get("standalone_question") or goal.question
+        return Route(action, standalone, reply=result.get("reply") if action == "reply" else None)
+
+    async def decompose(self, question: str) -> list[PlannedQuestion]:
+        result = await self._call("plan", [_text(f"Question: {escape(question)}")])
+        return [PlannedQuestion(q["text"], bool(q["key"])) for q in result["sub_questions"]]
+
+    async def rewrite(self, gap: GapState, state: AgentState) -> str | None:
+        ran = "\n".join(f"- {escape(r.query.text)}" for r in state.queries)
+        found = "\n".join(f"- {escape(e.quote)}" for e in state.evidence_for(gap.sub_question)[:4])
+        prompt = (
+            f"Sub-question: {escape(state.sub_questions[gap.sub_question].text)}\n"
+            f"Gap: {gap.reason}; missing: {', '.join(gap.missing) or 'unknown'}\n"
+            f"Queries already run:\n{ran}\n<evidence>\n{found}\n</evidence>"
+        )
+        query = str((await self._call("rewrite", [_text(prompt)]))["query"]).strip()
+        return query if query and not state.ran(query) else None
+
+    async def extract(
+        self, sub_question: int, passages: Sequence[Passage], state: AgentState
+    ) -> list[Evidence]:
+        by_chunk = {span.chunk_id: p for p in passages for span in p.spans}
+        documents = [_document(p) for p in passages]
+        blocks = [
+            _text(documents_block(documents), cached=True),
+            _text(f"Sub-question: {escape(state.sub_questions[sub_question].text)}"),
+        ]
+        result = await self._call("extract", blocks)
+        evidence = []
+        for quote in result["quotes"]:
+            passage = by_chunk.get(quote["chunk_id"])
+            if passage is None or quote["support"] == "weak":
+                continue  # a chunk it was not shown cannot be cited
+            evidence.append(_evidence(sub_question, quote, passage, state.step))
+        return evidence
+
+    async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
+        listed = "\n".join(f"{i}: {escape(state.sub_questions[i].text)}" for i in undecided)
+        blocks = [_text(_evidence_block(state), cached=True), _text(f"Sub-questions:\n{listed}")]
+        result = await self._call("judge", blocks)
+        wanted = set(undecided)
+        answered = frozenset(i for i in result["answered"] if i in wanted)
+        gaps = tuple(
+            GapState(g["sub_question"], g["reason"], tuple(g.get("missing", ())))
+            for g in result["gaps"]
+            if g["sub_question"] in wanted and g["sub_question"] not in answered
+        )
+        return Judgement(not gaps and answered == wanted, gaps, answered, "claude")
+
+    async def synthesize(self, state: AgentState) -> list[DraftClaim]:
+        if not state.evidence:
+            return []
+        listed = "\n".join(f"{i}: {escape(q.text)}" for i, q in enumerate(state.sub_questions))
+        blocks = [
+            _text(_evidence_block(state), cached=True),
+            _text(f"Question: {escape(state.goal.standalone)}\nSub-questions:\n{listed}"),
+        ]
+        result = await self._call("answer", blocks)
+        count = len(state.sub_questions)
+        return [
+            DraftClaim(c["statement"], c["quote"], c["chunk_id"], c["sub_question"])
+            for c in result["claims"]
+            if 0 <= c["sub_question"] < count
+        ]
+
+    # --- the API call, with its retry policy ----------------------------------------------
+
+    async def _call(self, tool: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+        attempts = self._options.retries + 1
+        problem = ""
+        for attempt in range(attempts):
+            try:
+                return await self._once(tool, blocks)
+            except _Malformed as exc:
+                problem = f"malformed {tool} output ({exc})"
+                wait = 0.0
+            except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+                problem = f"{type(exc).__name__} on {tool}"
+                wait = self._options.backoff * 2**attempt
+            except anthropic.APIStatusError as exc:
+                if exc.status_code not in _RETRYABLE_STATUS:
+                    raise ReasonerUnavailable(f"HTTP {exc.status_code} on {tool}") from exc
+                problem = f"HTTP {exc.status_code} on {tool}"
+                wait = _retry_after(exc) or self._options.backoff * 2**attempt
+            if attempt + 1 < attempts:
+                if wait > self._options.max_retry_wait:
+                    break  # the server wants longer than a question can wait
+                log.info("claude: %s; retrying in %.1f s", problem, wait)
+                await self._sleep(wait)
+        raise ReasonerUnavailable(problem + f" after {attempts} attempt(s)")
+
+    async def _once(self, tool: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+        spec = TOOLS[tool]
+        params: dict[str, Any] = {
+            "model": self._options.model,
+            "max_tokens": self._options.budgets[tool],
+            "system": [
+                {"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}
+            ],
+            "tools": [spec],
+            "tool_choice": {"type": "tool", "name": tool},
+            "messages": [{"role": "user", "content": blocks}],
+            "timeout": self._options.timeout,
+        }
+        response = await self._client.messages.create(**params)
+        usage = response.usage
+        log.debug(
+            "claude %s: %d in, %d out, %s cache read",
+            tool,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_input_tokens,
+        )
+        if response.stop_reason == "max_tokens":
+            raise _Malformed("cut off at the token budget")
+        for block in response.content:
+            if block.type == "tool_use" and block.name == tool:
+                value = block.input
+                if isinstance(value, str):  # some gateways hand the input back as JSON text
+                    try:
+                        value = json.loads(value)
+                    except json.JSONDecodeError as exc:
+                        raise _Malformed("tool input is not JSON") from exc
+                errors = schema_errors(value, spec["input_schema"])
+                if errors:
+                    raise _Malformed("; ".join(errors[:3]))
+                return dict(value)
+        raise _Malformed(f"no {tool} tool call in the response")
+
+
+class _Malformed(Exception):
+    """Claude's answer could not be used."""
+
+
+def _retry_after(exc: anthropic.APIStatusError) -> float | None:
+    headers = exc.response.headers
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        value = headers.get(name)
+        if value:
+            try:
+                return max(float(value) * scale, 0.0)
+            except ValueError:
+                return None
+    return None
+
+
+def _text(text: str, *, cached: bool = False) -> dict[str, Any]:
+    block: dict[str, Any] = {"type": "text", "text": text}
+    if cached:
+        block["cache_control"] = {"type": "ephemeral"}
+    return block
+
+
+def _thread(goal: Goal) -> str:
+    turns = "\n".join(
+        f"{turn.role}: {escape(turn.text)}"
+        + "".join(f"\n  claim: {escape(c.quote)}" for c in turn.claims)
+        for turn in goal.history
+    )
+    return f"<thread>\n{turns}\n</thread>"
+
+
+def _document(passage: Passage) -> dict[str, Any]:
+    """A passage as one document per chunk it spans, so each quote has one chunk id."""
+    parts = []
+    for span in passage.spans:
+        start = max(span.char_start - passage.char_start, 0)
+        end = max(span.char_end - passage.char_start, start)
+        parts.append(f"[chunk {span.chunk_id}]\n{passage.text[start:end]}")
+    return {
+        "chunk_id": ",".join(str(s.chunk_id) for s in passage.spans),
+        "title": passage.title,
+        "section": passage.heading,
+        "updated": passage.updated_at.date().isoformat() if passage.updated_at else None,
+        "text": "\n\n".join(parts) or passage.text,
+    }
+
+
+def _evidence_block(state: AgentState) -> str:
+    lines = ["<evidence>"]
+    for e in state.evidence:
+        when = f' updated="{e.updated_at.date().isoformat()}"' if e.updated_at else ""
+        lines.append(
+            f'<quote chunk_id="{e.chunk_id}" sub_question="{e.sub_question}" '
+            f'title="{escape(e.title)}"{when}>{escape(e.quote)}</quote>'
+        )
+    lines.append("</evidence>")
+    return "\n".join(lines)
+
+
+def _evidence(sub_question: int, quote: Mapping[str, Any], passage: Passage, step: int) -> Evidence:
+    span = next(s for s in passage.spans if s.chunk_id == quote["chunk_id"])
+    return Evidence(
+        sub_question=sub_question,
+        claim=quote["quote"],
+        quote=quote["quote"],
+        chunk_id=quote["chunk_id"],
+        document_id=passage.document_id,
+        title=passage.title,
+        url=passage.url,
+        uri=passage.uri,
+        source=passage.source,
+        collection=passage.collection,
+        section=" > ".join(span.heading_path),
+        updated_at=passage.updated_at,
+        score=1.0 if quote["support"] == "strong" else 0.5,
+        support=quote["support"],
+        step=step,
+    )

@@ -1,0 +1,284 @@
+"""Scoring the quotable units of passages against one sub-question (extractive reasoner).
+
+A unit's support is decided by checks a reader would make, and only ranked by scores:
+- it must not contradict the question: a negation the question has and it lacks, a
+  question word it replaces by its opposite (south/north, first/last), or a kind of
+  thing it replaces by another: when the passages read speak of "annual leave" and the
+  question asks about annual leave, a unit about "sick leave" without "annual" is about
+  something else;
+- it must name what the question names: a capitalised word or a number of the question
+  missing from the unit, its section and its document title, and from the rest of the
+  passage, rules it out (a name only elsewhere in the passage, as with "he", weakens it);
+- it must hold an answer of the expected type that the question does not (a date for
+  "when", a number for "how many", a name for "who");
+- it must carry enough of the question's key terms, counted with its title and section.
+Meaning (cosine similarity of the embedded unit and question) ranks what passes and
+sets the floor below which a unit is too far from the question to count.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from agent.answer import Support
+from agent.language.candidates import has_candidate
+from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
+from agent.retrieval.reading import Passage
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import Sentence, SentenceSplitter
+from store.corpus import ChunkSpan
+
+# Opposites, as stems: a question term missing from a unit that holds its opposite is a
+# contradiction, not a paraphrase.
+_OPPOSITES = """
+    first/last north/south east/west befor/after begin/end start/end start/finish larg/small
+    largest/smallest most/least increas/decreas accept/reject win/lose won/lost earli/late
+    earliest/latest maximum/minimum high/low highest/lowest abov/below insid/outsid
+    import/export major/minor success/fail rise/fall gain/loss legal/illeg support/oppos
+    allow/forbid allow/prohibit open/close strong/weak upper/lower public/privat
+    modern/ancient young/old youngest/oldest synchron/asynchron direct/indirect
+    formal/inform intern/extern domest/foreign male/femal birth/death born/die add/remov
+    creat/destroy includ/exclud agre/disagre western/eastern northern/southern paid/unpaid
+    full/part mandatori/option requir/option
+"""
+OPPOSITE: dict[str, frozenset[str]] = {}
+for _pair in _OPPOSITES.split():
+    _a, _b = _pair.split("/")
+    OPPOSITE[_a] = OPPOSITE.get(_a, frozenset()) | {_b}
+    OPPOSITE[_b] = OPPOSITE.get(_b, frozenset()) | {_a}
+
+
+@dataclass(frozen=True, slots=True)
+class EvidenceOptions:
+    # Share of the key terms (names count double) a unit must carry, with its context.
+    strong_coverage: float = 0.6
+    partial_coverage: float = 0.4
+    # What one hop of a question naming several entities must carry (see `anchored`).
+    hop_coverage: float = 0.25
+    # Cosine floors for strong and partial support; below `floor` a unit is too far off.
+    strong_similarity: float = 0.45
+    floor: float = 0.35
+    # Units per sub-question embedded and kept after lexical ranking.
+    shortlist: int = 8
+
+
+@dataclass(frozen=True, slots=True)
+class ScoredUnit:
+    passage: Passage
+    unit: Sentence
+    chunk: ChunkSpan
+    section: str
+    covered: frozenset[str]
+    coverage: float
+    similarity: float
+    score: float
+    support: Support
+    typed: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Lexical:
+    passage: Passage
+    unit: Sentence
+    chunk: ChunkSpan
+    section: str
+    covered: frozenset[str]
+    coverage: float
+    blocked: bool
+    typed: bool
+    bridged: bool = False
+    complete: bool = True  # every name of the question is in it, its page or the bridge
+    anchored: bool = False  # it names, in its own words, an entity the question names
+
+
+class EvidenceScorer:
+    def __init__(
+        self,
+        *,
+        analyzer: QuestionAnalyzer,
+        splitter: SentenceSplitter,
+        vectors: SentenceVectors,
+        options: EvidenceOptions | None = None,
+    ) -> None:
+        self._analyzer = analyzer
+        self._splitter = splitter
+        self._vectors = vectors
+        self._options = options or EvidenceOptions()
+        self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+
+    async def score(
+        self,
+        question: QuestionAnalysis,
+        passages: Sequence[Passage],
+        *,
+        bridges: Sequence[str] = (),
+        follow_ups: Sequence[str] = (),
+    ) -> list[ScoredUnit]:
+        """The passages' units that are not ruled out, best first, with their support.
+
+        `bridges` are names the first hop led to: a passage that names one stands in for
+        the question's own names (its units answer the question through it), and its
+        units are as close to the question as they are to the `follow_ups` (the queries
+        that searched for the bridge)."""
+        # The question's word pairs the knowledge base uses as phrases ("annual leave").
+        phrases = {p for p in question.pairs if any(p in self._pairs(x.text) for x in passages)}
+        lexical = [
+            u
+            for p in passages
+            for u in self._lexical(question, p, phrases, self._bridged(question, p, bridges))
+        ]
+        shortlist = sorted(
+            (u for u in lexical if not u.blocked),
+            key=lambda u: -(u.coverage + 0.2 * u.passage.score + 0.1 * u.typed),
+        )[: self._options.shortlist]
+        if not shortlist:
+            return []
+        asked = [question.text, *follow_ups]
+        vectors = await self._vectors.vectors([*asked, *(u.unit.text for u in shortlist)])
+        against = np.asarray(vectors[len(asked) :] @ vectors[: len(asked)].T)
+        scored = [
+            self._scored(u, float(row.max() if u.bridged else row[0]))
+            for u, row in zip(shortlist, against, strict=True)
+        ]
+        return sorted(scored, key=lambda s: -s.score)
+
+    def _scored(self, unit: _Lexical, similarity: float) -> ScoredUnit:
+        o = self._options
+        support: Support = "weak"
+        if similarity >= o.floor:
+            if unit.typed and unit.coverage >= o.strong_coverage:
+                strong = similarity >= o.strong_similarity and unit.complete
+                support = "strong" if strong else "partial"
+            elif unit.coverage >= (o.partial_coverage if unit.typed else o.strong_coverage):
+                # Untyped, it answers nothing alone but may lead to what does.
+                support = "partial"
+            elif unit.anchored and unit.coverage >= o.hop_coverage:
+                # One hop of a long question: it names one of the question's entities
+                # and carries part of it; the judge needs the other part elsewhere.
+                support = "partial"
+        score = similarity + 0.5 * unit.coverage + 0.2 * unit.passage.score + 0.1 * unit.typed
+        return ScoredUnit(
+            unit.passage,
+            unit.unit,
+            unit.chunk,
+            unit.section,
+            unit.covered,
+            unit.coverage,
+            similarity,
+            round(score, 4),
+            support,
+            unit.typed,
+        )
+
+    def _bridged(
+        self, question: QuestionAnalysis, passage: Passage, bridges: Sequence[str]
+    ) -> frozenset[str]:
+        text = f"{passage.title}\n{passage.text}".casefold()
+        if any(b.casefold() in text for b in bridges):
+            return frozenset(question.names)
+        return frozenset()
+
+    def _lexical(
+        self,
+        question: QuestionAnalysis,
+        passage: Passage,
+        phrases: set[tuple[str, str]],
+        bridged: frozenset[str],
+    ) -> list[_Lexical]:
+        units = self._splitter.split(passage.text)
+        listed = [(u.start, u.end) for u in units if u.kind == "list"]
+        passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
+        found = []
+        for unit in units:
+            if unit.lead_in or _inside_list(unit, listed):
+                continue  # quoted with its list instead
+            chunk = _chunk_of(passage, unit)
+            if chunk is None:
+                continue  # crosses a chunk boundary: no chunk would verify it
+            found.append(
+                self._judge_unit(question, passage, unit, chunk, passage_stems, phrases, bridged)
+            )
+        return found
+
+    def _judge_unit(
+        self,
+        question: QuestionAnalysis,
+        passage: Passage,
+        unit: Sentence,
+        chunk: ChunkSpan,
+        passage_stems: frozenset[str],
+        phrases: set[tuple[str, str]],
+        bridged: frozenset[str],
+    ) -> _Lexical:
+        section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
+        own = self.stems(unit.text)
+        context = own | self.stems(passage.title) | self.stems(section) | bridged
+        terms = question.key_terms
+        covered = terms & context
+        names = set(question.names)
+        weight = len(terms) + len(names)
+        coverage = (len(covered) + len(names & context)) / weight if weight else 1.0
+        missing = terms - context
+        contradicted = any(OPPOSITE.get(t, frozenset()) & own for t in missing) or any(
+            modifier not in own and _other_kind(head, modifier, self._sequence(unit.text))
+            for modifier, head in phrases
+        )
+        unnamed = (names - context) - passage_stems
+        # Naming none of the question's names, it is about something else; naming some,
+        # it may answer part of a question whose names span two pages (multi-hop).
+        off_topic = bool(names) and not names & (context | passage_stems)
+        negation = question.negated and not is_negated(unit.text)
+        if names - context:
+            coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
+        return _Lexical(
+            passage=passage,
+            unit=unit,
+            chunk=chunk,
+            section=section,
+            covered=frozenset(covered),
+            coverage=coverage,
+            blocked=contradicted or off_topic or negation,
+            typed=has_candidate(unit.text, question.answer_type, question.text),
+            bridged=bool(bridged),
+            complete=not unnamed,
+            anchored=len(names & own) >= 2 or (len(names) == 1 and bool(names & own)),
+        )
+
+    def stems(self, text: str) -> frozenset[str]:
+        return frozenset(self._sequence(text))
+
+    def _pairs(self, text: str) -> set[tuple[str, str]]:
+        words = self._sequence(text)
+        return set(itertools.pairwise(words))
+
+    def _sequence(self, text: str) -> tuple[str, ...]:
+        cached = self._stems.get(text)
+        if cached is None:
+            cached = tuple(self._analyzer.stems(text))
+            self._stems[text] = cached
+            if len(self._stems) > 100_000:
+                self._stems.popitem(last=False)
+        return cached
+
+
+def _other_kind(head: str, modifier: str, words: tuple[str, ...]) -> bool:
+    """Whether `words` name `head` with a modifier other than `modifier` ("sick leave")."""
+    return any(w == head and i > 0 and words[i - 1] != modifier for i, w in enumerate(words))
+
+
+def _inside_list(unit: Sentence, listed: list[tuple[int, int]]) -> bool:
+    return unit.kind != "list" and any(a <= unit.start and unit.end <= b for a, b in listed)
+
+
+def _chunk_of(passage: Passage, unit: Sentence) -> ChunkSpan | None:
+    """The stored chunk holding the unit whole (document offsets), if any."""
+    start, end = passage.char_start + unit.start, passage.char_start + unit.end
+    for span in passage.spans:
+        if span.char_start <= start and end <= span.char_end:
+            return span
+    return None

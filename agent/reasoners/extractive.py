@@ -1,0 +1,262 @@
+"""The extractive reasoner: offline, deterministic, and the default.
+
+- route: "thanks" gets a reply, "shorter please" is answered from the thread, anything
+  else is searched, follow-ups first rewritten to stand alone (agent/followups.py);
+- decompose: comparisons, "both" questions and multi-part questions by rule
+  (agent/language/decompose.py);
+- extract: the units that answer a sub-question, by the checks in
+  agent/reasoners/evidence.py (answer type, key terms and names, negation, opposites);
+- judge (only where the loop's rules could not decide): partial quotes that together
+  carry the sub-question's key terms answer it (the two hops of a multi-hop question);
+- rewrite: the gap's missing terms with a name the evidence found (the bridge entity),
+  else the sub-question's key words alone; never a query that already ran;
+- synthesize: per sub-question, the best quote, then quotes that add missing key terms
+  (another document allowed), then close runners-up from the documents already cited.
+Claims are the quotes themselves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from agent.conflicts import find_conflicts
+from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
+from agent.grounding import normalise
+from agent.language.decompose import decompose, is_choice
+from agent.language.entities import new_names
+from agent.language.questions import QuestionAnalysis, QuestionAnalyzer
+from agent.reasoners.base import DraftClaim, Judgement, Route
+from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
+from agent.retrieval.reading import Passage
+from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+
+_SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractiveOptions:
+    # Evidence kept per sub-question per step.
+    evidence_per_step: int = 6
+    # Claims per sub-question, and documents one sub-question may cite.
+    claims_per_question: int = 3
+    documents_per_question: int = 2
+    # A runner-up from an already cited document is kept if this close to the best.
+    runner_up_margin: float = 0.15
+    # Share of the key terms that partial quotes must carry together to answer.
+    joint_coverage: float = 0.6
+
+
+class ExtractiveReasoner:
+    name = "extractive"
+
+    def __init__(
+        self,
+        *,
+        analyzer: QuestionAnalyzer,
+        scorer: EvidenceScorer,
+        options: ExtractiveOptions | None = None,
+    ) -> None:
+        self._analyzer = analyzer
+        self._scorer = scorer
+        self._options = options or ExtractiveOptions()
+
+    async def route(self, goal: Goal) -> Route:
+        question = goal.question
+        if is_thanks(question):
+            return Route("reply", question, reply="You're welcome.")
+        if asks_for_shorter(question) and last_bot_turn(goal.history) is not None:
+            return Route("from_thread", question)
+        return Route("search", standalone(question, goal.history))
+
+    async def decompose(self, question: str) -> list[PlannedQuestion]:
+        parts = decompose(question)
+        key = len(parts) == 1 or not is_choice(question)
+        return [PlannedQuestion(text, key) for text in parts]
+
+    async def extract(
+        self, sub_question: int, passages: Sequence[Passage], state: AgentState
+    ) -> list[Evidence]:
+        analysis = self._analysis(state, sub_question)
+        bridges = state.bridges.get(sub_question, [])
+        follow_ups = [
+            r.query.text
+            for r in state.queries
+            if r.query.sub_question == sub_question and r.query.intent != "broad_recall"
+        ]
+        scored = await self._scorer.score(
+            analysis, passages, bridges=bridges, follow_ups=follow_ups
+        )
+        kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
+        linked = _linked(kept, passages)
+        if linked:
+            # Pages the evidence names by title are the second hop, read in the same step.
+            again = await self._scorer.score(
+                analysis,
+                [p for p in passages if p.title in linked],
+                bridges=[*bridges, *(_plain_title(t) for t in linked)],
+                follow_ups=[*follow_ups, *(f"{_plain_title(t)} {analysis.text}" for t in linked)],
+            )
+            known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
+            kept += [
+                s
+                for s in again
+                if s.support != "weak" and (s.chunk.chunk_id, s.unit.text) not in known
+            ][:2]
+        return [_evidence(sub_question, s, state.step) for s in kept]
+
+    async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
+        answered, gaps = set(), []
+        for index in undecided:
+            terms = self._analysis(state, index).key_terms
+            found = _two_documents(state.evidence_for(index), terms)
+            covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
+            share = len(covered & terms) / len(terms) if terms else 1.0
+            typed = any(e.typed for e in found)
+            names = set(self._analysis(state, index).names)
+            if found and typed and names <= covered and share >= self._options.joint_coverage:
+                answered.add(index)
+            else:
+                gaps.append(
+                    GapState(
+                        index,
+                        "too_weak" if found else "no_results",
+                        missing=tuple(sorted(terms - covered)),
+                    )
+                )
+        return Judgement(not gaps, tuple(gaps), frozenset(answered), "joint coverage")
+
+    async def rewrite(self, gap: GapState, state: AgentState) -> str | None:
+        question = state.sub_questions[gap.sub_question].text
+        analysis = self._analysis(state, gap.sub_question)
+        missing = gap.missing or analysis.terms
+        words = _surface_words(question, missing, self._analyzer)
+        found = sorted(state.evidence_for(gap.sub_question), key=lambda e: -e.score)
+        bridges = [n for e in found[:2] for n in new_names(e.quote, question)]
+        keywords = _surface_words(question, analysis.terms, self._analyzer)
+        # The two best names together, then each alone: the search finds either page.
+        named = list(dict.fromkeys(bridges))[:2]
+        options = [named, *([n] for n in named[:2])] if named else []
+        candidates = [(f"{' '.join(n)} {words}".strip(), n) for n in options]
+        candidates.append((keywords, []))
+        for candidate, used in candidates:
+            if not candidate or state.ran(candidate):
+                continue
+            if normalise(candidate) == normalise(question):
+                continue
+            state.bridges.setdefault(gap.sub_question, []).extend(used)
+            return candidate
+        return None
+
+    async def synthesize(self, state: AgentState) -> list[DraftClaim]:
+        claims: list[DraftClaim] = []
+        for index in range(len(state.sub_questions)):
+            claims += self._claims_for(index, state)
+        return claims
+
+    def _claims_for(self, index: int, state: AgentState) -> list[DraftClaim]:
+        found = sorted(
+            state.evidence_for(index), key=lambda e: (_SUPPORT_ORDER[e.support], -e.score)
+        )
+        if not found:
+            return []
+        o = self._options
+        best = found[0]
+        chosen, covered, documents = [best], set(best.covered), {best.document_id}
+        for candidate in found[1:]:
+            if len(chosen) >= o.claims_per_question:
+                break
+            if any(_overlaps(candidate.quote, c.quote) for c in chosen):
+                continue
+            adds = bool(candidate.covered - covered)
+            new_document = candidate.document_id not in documents
+            close = candidate.score >= best.score - o.runner_up_margin
+            # Another source saying otherwise is shown, never silently left out.
+            disagrees = new_document and bool(
+                find_conflicts([*chosen, candidate], stems=self._stems)
+            )
+            if (
+                (adds and (not new_document or len(documents) < o.documents_per_question))
+                or (close and not new_document)
+                or disagrees
+            ):
+                chosen.append(candidate)
+                covered |= candidate.covered
+                documents.add(candidate.document_id)
+        return [DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score) for e in chosen]
+
+    def _stems(self, text: str) -> frozenset[str]:
+        return frozenset(self._analyzer.stems(text))
+
+    def _analysis(self, state: AgentState, index: int) -> QuestionAnalysis:
+        return self._analyzer.analyse(state.sub_questions[index].text)
+
+
+def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
+    passage = scored.passage
+    return Evidence(
+        sub_question=sub_question,
+        claim=scored.unit.text,
+        quote=scored.unit.text,
+        chunk_id=scored.chunk.chunk_id,
+        document_id=passage.document_id,
+        title=passage.title,
+        url=passage.url,
+        uri=passage.uri,
+        source=passage.source,
+        collection=passage.collection,
+        section=" > ".join(scored.chunk.heading_path) or scored.section,
+        updated_at=passage.updated_at,
+        score=scored.score,
+        support=scored.support,
+        covered=scored.covered,
+        step=step,
+        typed=scored.typed,
+    )
+
+
+def _two_documents(evidence: Sequence[Evidence], terms: frozenset[str]) -> list[Evidence]:
+    """The evidence of the one or two documents that together carry the most key terms:
+    an answer joined from quotes is a hop and a second hop, not a collage of pages."""
+    by_document: dict[int, list[Evidence]] = {}
+    for e in evidence:
+        by_document.setdefault(e.document_id, []).append(e)
+
+    def carried(group: list[Evidence]) -> int:
+        return len(terms & frozenset().union(*(e.covered for e in group)))
+
+    groups = list(by_document.values())
+    options = [g for g in groups] + [a + b for i, a in enumerate(groups) for b in groups[i + 1 :]]
+    return max(options, key=carried, default=[])
+
+
+_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
+
+
+def _plain_title(title: str) -> str:
+    """A title as texts name it: "Manon (opera)" is named "Manon"."""
+    return _DISAMBIGUATION.sub("", title).strip()
+
+
+def _linked(kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
+    """Titles of passages that the evidence's units name, other than their own pages'."""
+    own = {s.passage.title for s in kept}
+    text = " ".join(s.unit.text for s in kept)
+    return {
+        p.title
+        for p in passages
+        if p.title not in own and len(_plain_title(p.title)) > 3 and _plain_title(p.title) in text
+    }
+
+
+def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:
+    """The question's own words whose stems are in `stems`, in the question's order."""
+    wanted = set(stems)
+    words = [w for w in question.replace("?", " ").split() if set(analyzer.stems(w)) & wanted]
+    return " ".join(dict.fromkeys(words))
+
+
+def _overlaps(a: str, b: str) -> bool:
+    x, y = normalise(a), normalise(b)
+    return x in y or y in x

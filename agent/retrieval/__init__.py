@@ -1,0 +1,1 @@
+"""Retrieval tools: hybrid search (BM25 + vectors, fused), re-ranking, reading neighbours."""

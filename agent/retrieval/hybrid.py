@@ -1,0 +1,224 @@
+"""Hybrid retrieval: keyword (BM25) and vector (pgvector) candidates, fused, then re-ranked.
+
+One query runs the BM25 searches (single terms, and adjacent word pairs), embeds the
+question and runs the vector search; the candidate lists are fused (z-score fusion by
+default: measured better than RRF on both eval sets, see
+bench/results/retrieval_eval.md), scaled to [0, 1], optionally weighted by recency, and
+handed to the reranker. `retrieve` (the `Retriever` protocol) returns hits in that final
+order with `score` = cosine similarity to the question, the same meaning DenseRetriever's
+hits have, so score floors keep working. `search` returns every stage, for evaluation and
+"why this answer?".
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Awaitable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Literal, TypeVar
+
+import numpy as np
+
+from agent.retrieval.fusion import (
+    FusionOptions,
+    RecencyOptions,
+    ScoreDistribution,
+    asks_about_recent,
+    fuse,
+    recency_weighted,
+)
+from agent.retrieval.rerank import Reranker
+from store.corpus import CorpusReader
+from store.embedding import Embedder
+from store.filters import NO_FILTER, ChunkFilter
+from store.keyword_search import KeywordHits, KeywordSearch
+from store.text_analysis import AnalysedText
+from store.vector_search import ChunkHit, VectorSearch
+
+T = TypeVar("T")
+
+
+# hnsw.ef_search for the vector list: from the recall-vs-exact curve in
+# bench/results/retrieval_latency.md, 200 lifts recall@100 from 0.96 to 0.99 (10k real
+# chunks) and 0.92 to 0.97 (100k) over ef_search = 100, for under a millisecond.
+EF_SEARCH = 200
+
+
+@dataclass(frozen=True, slots=True)
+class HybridOptions:
+    # Candidates taken from each list before fusion.
+    candidates: int = 100
+    fusion: FusionOptions = field(default_factory=lambda: FusionOptions(method="zscore"))
+    # z-scores of the BM25 list: over its candidates ("candidates") or over every matching
+    # chunk's score ("matches"). With word pairs on, matches lifts SciFact nDCG@10 by
+    # 0.005 but, after the title-link rerank, costs HotpotQA 0.001 nDCG@10 and 0.004 Hit@1
+    # (bench/results/keyword_scale.txt), so it is not the default.
+    keyword_scale: Literal["matches", "candidates"] = "candidates"
+    # Weight of the word-pair BM25 list in the fusion (terms and vectors weigh 1 each
+    # unless `fusion.weights` says otherwise); 0 leaves it out. 0.2–0.5 all lifted nDCG@10
+    # on both eval sets; 0.3 is the default (bench/results/retrieval_eval.md).
+    pair_weight: float = 0.3
+    # "auto": weight by recency only when the question asks about what is recent.
+    recency_mode: Literal["auto", "always", "never"] = "auto"
+    recency: RecencyOptions = field(default_factory=RecencyOptions)
+
+
+@dataclass(slots=True)
+class HybridResult:
+    """Every stage of one search: (chunk id, score) lists, best first, and the final hits."""
+
+    keyword: list[tuple[int, float]]
+    vector: list[tuple[int, float]]
+    pairs: list[tuple[int, float]]
+    fused: list[tuple[int, float]]
+    ranked: list[ChunkHit]
+    # Cosine similarity of every candidate to the question.
+    similarity: dict[int, float]
+    timings_ms: dict[str, float] = field(default_factory=dict)
+
+
+class HybridRetriever:
+    def __init__(
+        self,
+        *,
+        embedder: Embedder,
+        vector_search: VectorSearch,
+        keyword_search: KeywordSearch,
+        corpus: CorpusReader,
+        reranker: Reranker | None = None,
+        options: HybridOptions | None = None,
+        search_filter: ChunkFilter = NO_FILTER,
+    ) -> None:
+        self._embedder = embedder
+        self._vector = vector_search
+        self._keyword = keyword_search
+        self._corpus = corpus
+        self._reranker = reranker
+        self._options = options or HybridOptions()
+        self._filter = search_filter
+
+    async def retrieve(
+        self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
+    ) -> list[ChunkHit]:
+        """The best `limit` chunks, in hybrid order, scored by cosine similarity."""
+        result = await self.search(query, where=where)
+        return [
+            dataclasses.replace(h, score=result.similarity.get(h.chunk_id, 0.0))
+            for h in result.ranked[:limit]
+        ]
+
+    async def search(
+        self, query: str, *, now: datetime | None = None, where: ChunkFilter | None = None
+    ) -> HybridResult:
+        """Every stage of one search; `where` (default: the retriever's own filter)
+        restricts all three lists."""
+        where = self._filter if where is None else where
+        timings: dict[str, float] = {}
+        # One after the other on purpose: BM25 scoring (numpy, this thread) running beside
+        # torch's threads would oversubscribe a 2-core machine and stall the embedding.
+        analysed = self._keyword.analyzer.analyse(query)
+        found, pairs = await _timed(timings, "keyword", self._keyword_candidates(analysed, where))
+        keyword = found.top
+        query_vector, vector_hits = await self._vector_candidates(query, where, timings)
+        vector = [(h.chunk_id, h.score) for h in vector_hits]
+        started = time.perf_counter()
+        fused = _unit_scaled(self._fuse(found, vector, pairs))
+        timings["fusion"] = _ms_since(started)
+        hits, similarity = await _timed(
+            timings, "fetch", self._materialise(fused, vector_hits, query_vector)
+        )
+        if self._recency_applies(query):
+            hits = self._by_recency(hits, now or datetime.now(UTC))
+        if self._reranker is not None:
+            hits = await _timed(timings, "rerank", self._reranker.rerank(query, hits))
+        return HybridResult(keyword, vector, pairs, fused, hits, similarity, timings)
+
+    async def _keyword_candidates(
+        self, query: AnalysedText, where: ChunkFilter
+    ) -> tuple[KeywordHits, list[tuple[int, float]]]:
+        limit = self._options.candidates
+        found = await self._keyword.search_scored(query.terms, limit=limit, where=where)
+        pairs = []
+        if self._options.pair_weight > 0:
+            pairs = await self._keyword.search_pairs(query.words, limit=limit, where=where)
+        return found, pairs
+
+    def _fuse(
+        self,
+        found: KeywordHits,
+        vector: list[tuple[int, float]],
+        pairs: list[tuple[int, float]],
+    ) -> list[tuple[int, float]]:
+        """Terms, vectors and word pairs, fused by the configured method (an empty list,
+        such as the pairs of a one-word question, adds nothing to any candidate)."""
+        matches = None
+        if self._options.keyword_scale == "matches" and found.matched:
+            matches = ScoreDistribution(mean=found.mean, spread=found.spread)
+        weights = (*(self._options.fusion.weights or (1.0, 1.0)), self._options.pair_weight)
+        return fuse(
+            [found.top, vector, pairs],
+            dataclasses.replace(self._options.fusion, weights=weights),
+            distributions=[matches, None, None],
+        )
+
+    async def _vector_candidates(
+        self, query: str, where: ChunkFilter, timings: dict[str, float]
+    ) -> tuple[np.ndarray, list[ChunkHit]]:
+        query_vector = (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
+        hits = await _timed(
+            timings,
+            "vector",
+            self._vector.nearest(query_vector, limit=self._options.candidates, where=where),
+        )
+        return query_vector, hits
+
+    async def _materialise(
+        self, fused: list[tuple[int, float]], known: list[ChunkHit], query_vector: np.ndarray
+    ) -> tuple[list[ChunkHit], dict[int, float]]:
+        """ChunkHits for the fused list (fused scores), and every candidate's cosine."""
+        by_id = {h.chunk_id: h for h in known}
+        similarity = {h.chunk_id: h.score for h in known}
+        missing = [(cid, 0.0) for cid, _ in fused if cid not in by_id]
+        for hit in await self._corpus.hits(missing, similar_to=query_vector):
+            by_id[hit.chunk_id] = hit
+            similarity[hit.chunk_id] = hit.score
+        hits = [
+            dataclasses.replace(by_id[cid], score=score) for cid, score in fused if cid in by_id
+        ]
+        return hits, similarity
+
+    def _recency_applies(self, query: str) -> bool:
+        mode = self._options.recency_mode
+        return mode == "always" or (mode == "auto" and asks_about_recent(query))
+
+    def _by_recency(self, hits: list[ChunkHit], now: datetime) -> list[ChunkHit]:
+        weighted = recency_weighted(
+            [(h.chunk_id, h.score) for h in hits],
+            {h.chunk_id: h.updated_at for h in hits},
+            now=now,
+            options=self._options.recency,
+        )
+        by_id = {h.chunk_id: h for h in hits}
+        return [dataclasses.replace(by_id[cid], score=score) for cid, score in weighted]
+
+
+def _unit_scaled(fused: list[tuple[int, float]]) -> list[tuple[int, float]]:
+    """Scores mapped onto [0, 1] (order kept), so boosts and decays mean the same everywhere."""
+    if not fused:
+        return []
+    high, low = fused[0][1], fused[-1][1]
+    span = high - low
+    return [(key, (score - low) / span if span else 1.0) for key, score in fused]
+
+
+async def _timed(timings: dict[str, float], name: str, work: Awaitable[T]) -> T:
+    started = time.perf_counter()
+    result = await work
+    timings[name] = _ms_since(started)
+    return result
+
+
+def _ms_since(started: float) -> float:
+    return round((time.perf_counter() - started) * 1000, 2)

@@ -1,0 +1,138 @@
+"""The agent's working state for one run, in typed dataclasses.
+
+The loop (agent/loop.py) owns one `AgentState` per question; reasoners read it and hand
+back new values (sub-questions, queries, evidence, gaps) for the loop to merge; the one
+thing a reasoner records itself is the bridge entity a rewrite searched for.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Literal
+
+from agent.answer import GapReason, StopReason, Support, Turn
+from store.filters import NO_FILTER, ChunkFilter
+
+Intent = Literal["broad_recall", "targeted_follow_up", "conflict_check"]
+
+
+@dataclass(frozen=True, slots=True)
+class Goal:
+    """What the user wants: the question as asked, as searched, and the thread so far."""
+
+    question: str
+    standalone: str
+    history: tuple[Turn, ...] = ()
+    scope: ChunkFilter = NO_FILTER
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedQuestion:
+    """One sub-question of the goal; a key one left unanswered makes the answer escalate."""
+
+    text: str
+    key: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class PendingQuery:
+    text: str
+    sub_question: int  # index into AgentState.sub_questions
+    intent: Intent = "broad_recall"
+
+
+@dataclass(frozen=True, slots=True)
+class QueryRun:
+    """A query that ran, and how much new evidence it brought."""
+
+    query: PendingQuery
+    step: int
+    hits: int
+    new_evidence: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    """A verbatim quote that (partly) answers a sub-question, and where it comes from."""
+
+    sub_question: int
+    claim: str
+    quote: str
+    chunk_id: int
+    document_id: int
+    title: str
+    url: str | None
+    uri: str
+    source: str
+    collection: str
+    section: str
+    updated_at: datetime | None
+    score: float
+    support: Support
+    # The sub-question's key terms this quote (with its title and section) carries.
+    covered: frozenset[str] = frozenset()
+    step: int = 0
+    # Whether it holds an answer of the expected type (a date for "when"), or only
+    # leads to one (the first hop of a multi-hop question).
+    typed: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class GapState:
+    sub_question: int
+    reason: GapReason
+    missing: tuple[str, ...] = ()  # key terms no evidence carries yet
+    detail: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class ActionRecord:
+    """One step of the run, as the trace shows it."""
+
+    step: int
+    action: str  # route, plan, retrieve, read, extract, judge, rewrite, synthesize, verify
+    input: str
+    output: str
+    latency_ms: float
+
+
+@dataclass(frozen=True, slots=True)
+class SourceRead:
+    chunk_id: int
+    title: str
+    url: str | None
+    section: str
+
+
+@dataclass(slots=True)
+class AgentState:
+    goal: Goal
+    max_steps: int
+    sub_questions: list[PlannedQuestion] = field(default_factory=list)
+    pending: list[PendingQuery] = field(default_factory=list)
+    evidence: list[Evidence] = field(default_factory=list)
+    gaps: list[GapState] = field(default_factory=list)
+    answered: set[int] = field(default_factory=set)
+    visited: dict[int, SourceRead] = field(default_factory=dict)  # chunk id → what was read
+    queries: list[QueryRun] = field(default_factory=list)
+    actions: list[ActionRecord] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    step: int = 0
+    stop_reason: StopReason | None = None
+    # Steps that ran although the judge already had every key sub-question answered.
+    steps_after_coverage: int = 0
+    # Names found in a sub-question's evidence and searched for (the bridge entities).
+    bridges: dict[int, list[str]] = field(default_factory=dict)
+
+    def ran(self, text: str) -> bool:
+        """Whether a query with this text (case and spacing aside) already ran."""
+        key = _query_key(text)
+        return any(_query_key(run.query.text) == key for run in self.queries)
+
+    def evidence_for(self, sub_question: int) -> list[Evidence]:
+        return [e for e in self.evidence if e.sub_question == sub_question]
+
+
+def _query_key(text: str) -> str:
+    return " ".join(text.casefold().split())

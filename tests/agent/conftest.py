@@ -1,0 +1,155 @@
+"""The agent tests' corpus and loop: five real handbook pages, indexed once per session."""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from agent.answer import Answer
+from agent.grounding import GroundingVerifier, quote_occurs
+from agent.language.questions import QuestionAnalyzer
+from agent.loop import AgentLoop, LoopOptions
+from agent.reasoners.base import Reasoner
+from agent.reasoners.evidence import EvidenceScorer
+from agent.reasoners.extractive import ExtractiveReasoner
+from agent.retrieval.hybrid import HybridRetriever
+from agent.retrieval.reading import Reader
+from agent.retrieval.rerank import TitleLinkReranker
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import SentenceSplitter
+from jobs.directory import DirectorySource
+from jobs.documents import Source
+from jobs.indexing import Indexer, IndexOptions
+from store.corpus import CorpusReader
+from store.database import open_pool
+from store.documents import DocumentRepository
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from store.keyword_search import KeywordSearch
+from store.runs import RunRepository
+from store.sentence_vectors import SentenceVectorRepository
+from store.vector_search import VectorSearch
+from tests.conftest import with_database
+
+HANDBOOK_MINI = Path(__file__).resolve().parents[1] / "fixtures" / "handbook-mini"
+SITE = "https://handbook.tts.gsa.gov/"
+
+
+def handbook_mini() -> DirectorySource:
+    return DirectorySource(
+        name="handbook",
+        root=HANDBOOK_MINI,
+        include=["travel-and-leave/*.md", "tools/*.md"],
+        url_style="eleventy",
+        base_url=SITE,
+    )
+
+
+async def indexed_database(
+    server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder, source: Source, collection: str
+) -> tuple[str, str]:
+    """A new database on the session's server with `source` indexed; (dsn, name)."""
+    name = f"t_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(server.dsn)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    dsn = with_database(server.dsn, name)
+    pool = await open_pool(dsn, max_size=2)
+    try:
+        indexer = Indexer(repository=DocumentRepository(pool), embedder=embedder)
+        await indexer.run(source, options=IndexOptions(collection=collection))
+    finally:
+        await pool.close()
+    return dsn, name
+
+
+async def drop(server: EmbeddedPostgres, name: str) -> None:
+    admin = await asyncpg.connect(server.dsn)
+    try:
+        await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    finally:
+        await admin.close()
+
+
+class Built:
+    """A pool with its keyword index, and a factory of loops over it."""
+
+    def __init__(self, pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder) -> None:
+        self.pool = pool
+        self.embedder = embedder
+        self.corpus = CorpusReader(pool)
+        self.keyword = KeywordSearch(self.corpus)
+        self.analyzer = QuestionAnalyzer(self.keyword.analyzer)
+        self.runs = RunRepository(pool)
+
+    def extractive(self) -> ExtractiveReasoner:
+        vectors = SentenceVectors(embedder=self.embedder, store=SentenceVectorRepository(self.pool))
+        scorer = EvidenceScorer(
+            analyzer=self.analyzer, splitter=SentenceSplitter(), vectors=vectors
+        )
+        return ExtractiveReasoner(analyzer=self.analyzer, scorer=scorer)
+
+    def loop(
+        self,
+        *,
+        reasoner: Reasoner | None = None,
+        fallback: Reasoner | None = None,
+        options: LoopOptions | None = None,
+    ) -> AgentLoop:
+        retriever = HybridRetriever(
+            embedder=self.embedder,
+            vector_search=VectorSearch(self.pool),
+            keyword_search=self.keyword,
+            corpus=self.corpus,
+            reranker=TitleLinkReranker(titles=self.keyword),
+        )
+        extractive = self.extractive()
+        return AgentLoop(
+            retriever=retriever,
+            reader=Reader(self.corpus),
+            reasoner=reasoner or extractive,
+            fallback=fallback or extractive,
+            verifier=GroundingVerifier(self.corpus),
+            stems=lambda text: frozenset(self.analyzer.stems(text)),
+            runs=self.runs,
+            options=options,
+        )
+
+
+async def built(dsn: str, embedder: SentenceTransformerEmbedder) -> AsyncIterator[Built]:
+    pool = await open_pool(dsn, max_size=4)
+    result = Built(pool, embedder)
+    try:
+        await result.keyword.refresh()
+        yield result
+    finally:
+        await result.keyword.close()
+        await pool.close()
+
+
+@pytest.fixture(scope="session")
+async def handbook(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    """Five handbook pages, indexed once for the session's agent tests."""
+    dsn, name = await indexed_database(pg_server, embedder, handbook_mini(), "handbook")
+    try:
+        async for result in built(dsn, embedder):
+            yield result
+    finally:
+        await drop(pg_server, name)
+
+
+async def all_quotes_stored(pool: asyncpg.Pool, answer: Answer) -> bool:
+    """Whether every claim's quote occurs in its chunk's text as stored."""
+    for claim in answer.claims:
+        text = await pool.fetchval("SELECT text FROM chunks WHERE id = $1", claim.chunk_id)
+        if text is None or not quote_occurs(claim.quote, text):
+            return False
+    return True

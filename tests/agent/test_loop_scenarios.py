@@ -1,0 +1,91 @@
+"""The loop on small made-up corpora: sources that disagree, and a second hop."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from agent.loop import LoopOptions
+from jobs.documents import SourceDocument, StaticSource
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built, drop, indexed_database
+
+DOCUMENTS = [
+    SourceDocument(
+        uri="remote-2023.md",
+        title="Remote work policy (2023)",
+        url="https://kb.test/remote-2023",
+        text="# Remote work policy (2023)\n\n"
+        "Employees may work remotely up to 2 days per week with their supervisor's approval.",
+        updated_at=datetime(2023, 3, 1, tzinfo=UTC),
+    ),
+    SourceDocument(
+        uri="remote-2025.md",
+        title="Remote work policy (2025)",
+        url="https://kb.test/remote-2025",
+        text="# Remote work policy (2025)\n\n"
+        "Employees may work remotely up to 3 days per week with their supervisor's approval.",
+        updated_at=datetime(2025, 6, 1, tzinfo=UTC),
+    ),
+    SourceDocument(
+        uri="aurora.md",
+        title="Project Aurora",
+        url="https://kb.test/aurora",
+        text="# Project Aurora\n\nProject Aurora is the expense dashboard everyone uses. "
+        "Project Aurora is maintained by the Ledger Guild.",
+    ),
+    SourceDocument(
+        uri="ledger-guild.md",
+        title="Ledger Guild",
+        url="https://kb.test/ledger-guild",
+        text="# Ledger Guild\n\nThe Ledger Guild meets every Thursday at 3pm in room 12.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+async def made_up(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    dsn, name = await indexed_database(
+        pg_server, embedder, StaticSource("notes", DOCUMENTS), "notes"
+    )
+    try:
+        async for result in built(dsn, embedder):
+            yield result
+    finally:
+        await drop(pg_server, name)
+
+
+async def test_sources_that_disagree_are_both_cited_and_the_newer_is_marked(
+    made_up: Built,
+) -> None:
+    answer = await made_up.loop().answer("How many days per week may employees work remotely?")
+    (conflict,) = answer.conflicts
+    sides = {answer.claims[i].quote for i in conflict.claims}
+    assert any("2 days" in s for s in sides) and any("3 days" in s for s in sides)
+    newer = answer.citation(conflict.newer or 0)
+    assert newer.title == "Remote work policy (2025)"
+    assert {c.title for c in answer.citations} >= {
+        "Remote work policy (2023)",
+        "Remote work policy (2025)",
+    }
+    assert "2025-06-01" in conflict.detail and "more recent" in conflict.detail
+
+
+async def test_a_first_query_that_misses_is_rewritten_with_the_name_its_evidence_gives(
+    made_up: Built,
+) -> None:
+    # One passage read per query: the first finds only the page naming the team.
+    loop = made_up.loop(options=LoopOptions(read_per_question=1))
+    answer = await loop.answer("When does the group that maintains Project Aurora meet?")
+    assert not answer.escalate
+    assert "Thursday at 3pm" in " ".join(c.quote for c in answer.claims)
+    assert {c.title for c in answer.citations} == {"Project Aurora", "Ledger Guild"}
+    stored = await made_up.runs.get(answer.run_id or 0)
+    assert stored is not None and len(stored.queries) == 2
+    assert "Ledger Guild" in stored.queries[1]
+    assert stored.stats["rewrites_with_evidence"] == 1

@@ -1,0 +1,84 @@
+"""`kb eval answers` on a five-question set whose metrics are worked out by hand below."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from agent.eval.answers import METRIC_KEYS, AnswerCase, CaseOutcome, answer_metrics
+from bot.eval_answers import AnswerEvalRequest, eval_answers_command
+from bot.settings import Settings
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+
+DATASET = Path(__file__).resolve().parents[1] / "fixtures" / "answers-mini"
+
+
+async def test_eval_answers_reports_the_metrics_worked_out_by_hand(
+    pg_server: EmbeddedPostgres,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    settings = Settings(DATABASE_URL=pg_server.dsn, KB_HOME=str(tmp_path / "home"))
+    out = tmp_path / "answers.json"
+    await eval_answers_command(
+        settings, AnswerEvalRequest(DATASET, json_path=out), embedder=embedder
+    )
+    metrics = json.loads(out.read_text())
+    assert tuple(metrics) == METRIC_KEYS
+    # Four answerable questions, each answered from its own (gold) document; the fifth,
+    # about liquid nitrogen, has nothing to go on and escalates.
+    assert metrics["questions"] == 5
+    assert metrics["false_escalation_rate"] == 0.0  # 0 of the 4 answerable escalate
+    assert metrics["abstain_recall"] == 1.0  # 1 of 1 unanswerable escalates
+    assert metrics["abstain_precision"] == 1.0  # 1 escalation, and it is the right one
+    assert metrics["abstain_balanced_accuracy"] == 1.0  # (1 + (1 - 0)) / 2
+    # q1 quotes "4 hours", q2 "Concur", q3 "IT service desk"; q5's corpus gives the
+    # monthly price only, so "360 dollars" is in no claim: 3 of 4.
+    assert metrics["answer_recall"] == 0.75
+    assert metrics["citation_precision"] == 1.0  # every question cites its gold only
+    assert metrics["all_gold_cited"] == 1.0
+    assert metrics["grounding_rate"] == 1.0
+    # One step each, but the off-topic question also tries its rewritten query: 6 / 5.
+    assert metrics["mean_steps"] == 1.2
+    assert metrics["rewrite_convergence"] == 0.0  # that one rewrite found nothing
+    assert metrics["unnecessary_retrieval_rate"] == 0.0
+    assert metrics["latency_p95_ms"] >= metrics["latency_p50_ms"] > 0
+    assert "| answer_recall | 0.750 |" in capsys.readouterr().out
+
+
+def _outcome(case: AnswerCase, **given: object) -> CaseOutcome:
+    values: dict[str, object] = {
+        "escalate": False, "produced": 1, "verified": 1, "cited": (), "quotes": (),
+        "steps": 1, "steps_after_coverage": 0, "rewrites": 0, "rewrites_with_evidence": 0,
+        "latency_ms": 100.0,
+    }  # fmt: skip
+    values.update(given)
+    return CaseOutcome(case=case, **values)  # type: ignore[arg-type]
+
+
+def test_the_metrics_follow_their_definitions_on_outcomes_made_by_hand() -> None:
+    yes = AnswerCase("a", "Is it?", True, ("yes",), ("d1",))
+    named = AnswerCase("b", "Who?", True, ("The Ledger Guild",), ("d1", "d2"))
+    unanswerable = AnswerCase("c", "Why?", False, (), ())
+    outcomes = [
+        _outcome(yes, cited=("d1", "d9"), quotes=("It is.",), produced=2, verified=1),
+        _outcome(named, cited=("d1",), quotes=("Run by the ledger guild.",), steps=3,
+                 rewrites=2, rewrites_with_evidence=1, steps_after_coverage=1),
+        _outcome(unanswerable, escalate=True, produced=0, verified=0, steps=2, rewrites=1,
+                 latency_ms=300.0),
+    ]  # fmt: skip
+    metrics = answer_metrics(outcomes)
+    assert metrics["grounding_rate"] == round(2 / 3, 4)  # (1 + 1 + 0) / (2 + 1 + 0)
+    assert metrics["citation_precision"] == 0.75  # (1/2 + 1/1) / 2
+    assert metrics["answer_recall"] == 1.0  # the yes/no question is left out; "b" matches
+    assert metrics["all_gold_cited"] == 0.5  # "a" cites its d1; "b" misses d2
+    assert metrics["false_escalation_rate"] == 0.0
+    assert metrics["abstain_recall"] == 1.0 and metrics["abstain_precision"] == 1.0
+    assert metrics["mean_steps"] == 2.0  # (1 + 3 + 2) / 3
+    assert metrics["unnecessary_retrieval_rate"] == round(1 / 6, 4)
+    assert metrics["rewrite_convergence"] == round(1 / 3, 4)
+    assert metrics["latency_p50_ms"] == 100.0

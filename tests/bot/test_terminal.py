@@ -1,0 +1,52 @@
+"""Rendering an answer for the terminal and for Slack: a conflict is shown with both
+sides, a sub-question found nothing for as "Not found", a reply as itself."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion
+from bot.slack.blocks import answer_messages
+from bot.terminal import answer_text
+
+
+def _citation(number: int, title: str, year: int) -> Citation:
+    return Citation(
+        number=number, title=title, url=f"https://kb.test/{number}", uri=f"{number}.md",
+        chunk_id=number, document_id=number, source="s", collection="c",
+        updated_at=datetime(year, 1, 1, tzinfo=UTC),
+    )  # fmt: skip
+
+
+def test_a_conflict_and_a_missing_sub_question_are_shown_beside_the_claims() -> None:
+    answer = Answer(
+        question="How many remote days?",
+        claims=(
+            Claim("a", "Up to 2 days per week.", 1, 1),
+            Claim("b", "Up to 3 days per week.", 2, 2),
+        ),
+        citations=(_citation(1, "Policy 2023", 2023), _citation(2, "Policy 2025", 2025)),
+        stop_reason="enough_evidence",
+        escalate=True,
+        sub_questions=(SubQuestion("remote days", "answered"), SubQuestion("stipend", "missing")),
+        gaps=(Gap("stipend", "no_results"),),
+        conflicts=(Conflict("remote days", (0, 1), 2, "The sources disagree: [2] is newer."),),
+    )
+    text = answer_text(answer)
+    assert "“Up to 2 days per week.” [1]" in text and "“Up to 3 days per week.” [2]" in text
+    assert "Sources disagree on remote days: [1], [2]; [2] is newer" in text
+    assert "Not found: stipend" in text
+    blocks = [b for m in answer_messages(answer) for b in m.blocks]
+    texts = [b["text"]["text"] for b in blocks if "text" in b and isinstance(b["text"], dict)]
+    assert any("Sources disagree" in t for t in texts)
+    assert any("stipend" in t for t in texts)
+
+
+def test_a_reply_without_retrieval_is_shown_as_itself() -> None:
+    answer = Answer(
+        question="thanks", claims=(), citations=(), stop_reason="no_retrieval_needed",
+        escalate=False, reply="You're welcome.",
+    )  # fmt: skip
+    assert answer_text(answer) == "You're welcome."
+    first = answer_messages(answer)[0].blocks[0]
+    assert first["text"]["text"] == "You're welcome."
