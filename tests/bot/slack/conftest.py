@@ -14,7 +14,7 @@ import asyncpg
 import pytest
 from aiohttp import web
 
-from agent.hybrid import EF_SEARCH
+from agent.retrieval.hybrid import EF_SEARCH
 from bot.server import build_http_app
 from bot.settings import Settings
 from bot.slack.app import build_app
