@@ -1,4 +1,5 @@
-"""`kb serve` as a real process: it answers its health check and runs the schedule."""
+"""`kb serve` as a real process: it answers its health and readiness checks, runs the
+schedule, and counts the reindex runs in /metrics."""
 
 from __future__ import annotations
 
@@ -82,6 +83,21 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
 
         await poll(indexed)
         assert await conn.fetchval("SELECT count(*) FROM documents") == 6
+        async with aiohttp.ClientSession() as http:
+
+            async def ready() -> dict | None:
+                async with http.get(f"http://127.0.0.1:{port}/readyz") as response:
+                    return await response.json() if response.status == 200 else None
+
+            readiness = await poll(ready)
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
+                exposition = await response.text()
+        assert {c["name"] for c in readiness["checks"]} >= {"scheduler", "last_reindex"}  # type: ignore[index]
+        for source in ("kb", "kb-again"):
+            assert f'kb_reindex_runs_total{{outcome="succeeded",source="{source}"}} 1.0' in (
+                exposition
+            )
+            assert f'kb_reindex_last_documents{{change="added",source="{source}"}}' in exposition
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(process.communicate(), timeout=60)

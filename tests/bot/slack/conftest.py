@@ -27,6 +27,7 @@ from jobs.indexing import Indexer, IndexOptions
 from store.corpus import CorpusReader
 from store.documents import DocumentRepository
 from store.keyword_search import KeywordSearch
+from store.pgvector_version import PgvectorVersion
 from store.vector_search import VectorSearch
 from tests.bot.slack.rig import BOT_TOKEN, FIXTURE_KB, SIGNING_SECRET, FakeSlack, SlackSender
 
@@ -83,6 +84,8 @@ def runtime_on(pool: asyncpg.Pool, embedder: Any) -> Runtime:
         documents=DocumentRepository(pool),
         vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
         keyword_search=KeywordSearch(CorpusReader(pool)),
+        # The Slack scenarios do not depend on the server's pgvector: the bundled version.
+        pgvector=PgvectorVersion("0.8.0", (0, 8, 0)),
     )
 
 
@@ -105,7 +108,12 @@ async def start_bot(
         options: BotOptions | None = None,
     ) -> RunningBot:
         runtime = runtime_on(corpus, embedder)
-        client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url, session=http)
+        client = build_web_client(
+            token=BOT_TOKEN,
+            base_url=fake_slack.base_url,
+            session=http,
+            on_error=runtime.metrics.slack_api_error,
+        )
         services = runtime.slack_services(
             client=client,
             identity=await bot_identity(client),
