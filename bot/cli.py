@@ -226,6 +226,31 @@ def _server_logging(settings: Any) -> Any:
     return settings
 
 
+@main.command(name="export")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+def export_(file: Path) -> None:
+    """Write escalations, experts' answers, feedback and their runs to FILE (JSON Lines).
+
+    Documents, chunks and vectors are not in it: `kb index` rebuilds them from sources.
+    """
+    from bot.commands import export_command
+
+    records = _run(lambda: export_command(_settings(), file))
+    click.echo(f"exported {records} records to {file}")
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+def import_(file: Path) -> None:
+    """Restore a `kb export` FILE; importing it again adds nothing."""
+    from bot.commands import import_command
+
+    report = _run(lambda: import_command(_settings(), file))
+    added = ", ".join(f"{n} {kind}" for kind, n in report.added.items())
+    present = sum(report.present.values())
+    click.echo(f"imported {added}; {present} already present")
+
+
 @main.command()
 @click.option("--days", default=30, show_default=True, type=click.IntRange(min=1))
 @click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
