@@ -281,6 +281,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 f'no source has a schedule; add `every = "1h"` or `cron = "…"` to a source '
                 f"in {settings.sources_path}"
             )
+        add_retention_job(scheduler, runtime)
         if not serve_http:
             await _schedule_until_signalled(scheduler)
             return
@@ -334,6 +335,57 @@ def _report_slack(settings: Settings, slack: Any) -> None:
     if slack.socket_mode is not None:
         modes.append("Socket Mode")
     say(f"Slack app running: {' and '.join(modes)}", markup=False, soft_wrap=True)
+
+
+RETENTION_EVERY = 6  # hours; the first purge runs at start
+
+
+def add_retention_job(scheduler: Any, runtime: Runtime) -> None:
+    """Purge stored runs and question text past KB_RETENTION_DAYS (none when it is 0)."""
+    from datetime import UTC, datetime
+
+    from jobs.retention import RetentionJob
+
+    keep = runtime.settings.retention
+    if keep is None:
+        say("retention: off (KB_RETENTION_DAYS=0); runs and questions are kept", markup=False)
+        return
+    job = RetentionJob(pool=runtime.pool, keep=keep)
+    scheduler.add_job(
+        job.run,
+        "interval",
+        hours=RETENTION_EVERY,
+        id="retention",
+        name="retention purge",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC),
+    )
+
+
+async def export_command(settings: Settings, path: Path) -> int:
+    """Write the data that cannot be re-derived to `path` (JSON Lines); return the lines."""
+    from store.portable import export_lines
+
+    async with open_runtime(settings) as runtime:
+        lines = await export_lines(runtime.pool)
+    try:
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror}") from exc
+    return len(lines) - 1
+
+
+async def import_command(settings: Settings, path: Path) -> Any:
+    """Restore an export file: every line checked first, then all of it or nothing."""
+    from store.portable import import_lines
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from exc
+    async with open_runtime(settings) as runtime:
+        return await import_lines(runtime.pool, lines)
 
 
 def add_slack_jobs(scheduler: Any, runtime: Runtime) -> None:
