@@ -55,6 +55,12 @@ def scrub(text: str) -> str:
     return _SECRET.sub("[secret]", text)
 
 
+def begin(**fields: Any) -> None:
+    """Start a request's log context afresh with `fields` (nothing from an earlier request
+    handled in the same task, as Socket Mode does, carries over)."""
+    _CONTEXT.set({k: v for k, v in fields.items() if v is not None})
+
+
 def bind(**fields: Any) -> None:
     """Add fields to every line logged from here on in this task (and tasks it starts)."""
     _CONTEXT.set({**_CONTEXT.get(), **{k: v for k, v in fields.items() if v is not None}})

@@ -25,7 +25,7 @@ from typing import Any
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.response import BoltResponse
 
-from bot.logs import bind
+from bot.logs import begin
 from bot.slack.config import BotOptions
 from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
 
@@ -70,7 +70,7 @@ def mark_delivery() -> Middleware:
         if found is not None:
             context[DELIVERY] = Delivery(*found)
         # Every line logged for this request, and by the work it hands off, carries these.
-        bind(event_id=body.get("event_id"), channel_id=context.channel_id)
+        begin(event_id=body.get("event_id"), channel_id=context.channel_id)
         return await next()
 
     return mark_delivery
