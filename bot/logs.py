@@ -118,4 +118,8 @@ def configure_logging(
     # Quiet libraries whose info lines say nothing an operator needs.
     for noisy in ("pgserver", "apscheduler.executors.default", "httpx"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
+    # Libraries that log whole request and response bodies (message and document text) at
+    # debug: never below info, even with --verbose.
+    for chatty in ("slack_sdk", "slack_bolt", "anthropic", "httpcore", "aiohttp", "asyncio"):
+        logging.getLogger(chatty).setLevel(max(level, logging.INFO))
     return handler

@@ -55,7 +55,7 @@ async def _readyz(http, base) -> tuple[int, dict[str, bool]]:
 async def test_readyz_fails_until_every_check_holds_and_names_the_one_that_does_not(
     corpus, embedder, pg_server
 ):
-    runtime = runtime_on(corpus, embedder)
+    runtime = await runtime_on(corpus, embedder)
     scheduler = AsyncIOScheduler()
     runner, base = await _serve(
         runtime, scheduler_running=lambda: bool(scheduler.running), reindex_scheduled=True
@@ -104,7 +104,7 @@ async def test_healthz_stays_200_when_the_database_is_gone_and_readyz_says_so(pg
     from store.database import open_pool
 
     pool = await open_pool(with_database(pg_server.dsn, name), max_size=2)
-    runtime = runtime_on(pool, embedder)
+    runtime = await runtime_on(pool, embedder)
     runner, base = await _serve(runtime, scheduler_running=lambda: True)
     try:
         await admin.execute(f'DROP DATABASE "{name}" WITH (FORCE)')
