@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.answer import Answer, Answerer, Turn
+from bot.metrics import Metrics
 from bot.slack.blocks import ReplyOptions, SlackMessage, answer_messages, failure_message
 from bot.slack.config import Access, BotOptions
 from bot.slack.queue import WorkspaceQueue
@@ -89,6 +90,7 @@ class Conversation:
         queue: WorkspaceQueue,
         options: BotOptions,
         step_interval: float = 1.5,
+        metrics: Metrics | None = None,
     ) -> None:
         self._answerer = answerer
         self._runs = runs
@@ -97,12 +99,27 @@ class Conversation:
         self._queue = queue
         self._options = options
         self._step_interval = step_interval
+        self._metrics = metrics
 
     async def run(self, asked: Asked, reply: Reply) -> None:
         """Answer `asked` through `reply`; never raises (a failure is shown instead)."""
         reference = uuid.uuid4().hex[:16]
+        started = time.monotonic()
         try:
             answer = await self._answer(asked, reply, reference)
+            seconds = time.monotonic() - started
+            if self._metrics is not None:
+                self._metrics.answered(answer, seconds=seconds)
+            log.info(
+                "answered",
+                extra={
+                    "run_id": answer.run_id,
+                    "channel_id": asked.channel_id,
+                    "stage": "answer",
+                    "stop_reason": answer.stop_reason,
+                    "latency_ms": round(seconds * 1000, 1),
+                },
+            )
             if asked.grounded_only and not grounded(answer):
                 log.info("help channel: no grounded answer, nothing posted (run %s)", answer.run_id)
                 return
@@ -111,6 +128,8 @@ class Conversation:
             await self._record(asked, answer, message_ts)
         except Exception:
             log.exception("answering failed (request %s)", reference)
+            if self._metrics is not None:
+                self._metrics.answer_failed()
             if not asked.grounded_only:
                 await self._show_failure(reply, reference)
 
