@@ -266,3 +266,20 @@ async def test_a_small_talk_reply_claude_was_told_to_write_is_posted_inert_in_th
     assert live_tokens(reply) == []
     assert_only_in_thread(fake_slack, channel="C111", ts=ts)
     assert fake_slack.messages.get("CESC", []) == []
+
+
+async def test_claude_asking_to_escalate_or_post_elsewhere_is_malformed_and_changes_nothing(
+    start_bot, fake_slack, fake_api, pool
+):
+    hijacked = {"action": "search", "standalone_question": "parking permit"}
+    hijacked |= {"escalate_to": "C999", "post_to_channel": "CGENERAL"}
+    fake_api.script("route", Reply(hijacked), Reply(hijacked))
+    bot = await start_bot(answerer=claude(fake_api), access=POLICY, options=OPTIONS)
+    ts = "1700000540.000001"
+    reply = await ask(bot, fake_slack, "How do I get a parking permit?", channel="C111", ts=ts)
+    assert "front desk" in json.dumps(reply)  # answered all the same, by the fallback
+    assert [r.tool for r in fake_api.requests] == ["route", "route"]
+    assert_only_in_thread(fake_slack, channel="C111", ts=ts)
+    assert "CESC" not in fake_slack.messages and "C999" not in fake_slack.messages
+    notes = await pool.fetchval("SELECT notes FROM agent_runs ORDER BY id DESC LIMIT 1")
+    assert "malformed" in json.dumps(notes) and "extractive took over" in json.dumps(notes)
