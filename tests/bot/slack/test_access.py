@@ -1,7 +1,10 @@
 """Per-channel access: a channel never sees a source outside its collections, by any path.
 
 The fixture corpus has `hr` (leave.md) and `ops` (equipment.md, travel.md). Here CHR may
-see both; every other channel, the escalation channel and App Home only `ops`.
+see both; every other channel, direct messages, the escalation channel and App Home
+only `ops`. The paths: mentions, `/kb` and `/kb private`, direct messages, follow-ups,
+"Why this answer?", escalation posts, the experts' answers (the escalations source) and
+App Home.
 """
 
 from __future__ import annotations
