@@ -23,7 +23,7 @@ _VARIABLES = {
     "KB_SLACK_ESCALATION_USERGROUP", "KB_SLACK_HELP_CHANNELS", "KB_SLACK_PRIVATE",
     "KB_SLACK_THREAD_NEEDS_MENTION", "KB_SLACK_IGNORE_BOTS", "KB_SLACK_ALWAYS_ESCALATE",
     "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
-    "KB_READY_MAX_REINDEX_AGE", "KB_LOG_FORMAT", "KB_RETENTION_DAYS",
+    "KB_READY_MAX_REINDEX_AGE", "KB_LOG_FORMAT", "KB_RETENTION_DAYS", "KB_SLACK_MAX_QUESTION_CHARS",
 }  # fmt: skip
 _SECRETS = {
     "DATABASE_URL", "ANTHROPIC_API_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
@@ -101,6 +101,10 @@ class Settings(BaseSettings):
     slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
     slack_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, validation_alias="KB_SLACK_MAX_BODY_BYTES"
+    )
+    # A question longer than this is not run: the asker is asked to shorten it.
+    slack_max_question_chars: int = Field(
+        default=4000, ge=100, le=1_000_000, validation_alias="KB_SLACK_MAX_QUESTION_CHARS"
     )
 
     # Operations (README "Operate"): readiness, logs, retention.

@@ -282,6 +282,7 @@ def slack_options(settings: Settings) -> BotOptions:
         always_escalate=settings.slack_always_escalate,
         runs_per_workspace=settings.slack_runs_per_workspace,
         history_turns=settings.slack_history_turns,
+        max_question_chars=settings.slack_max_question_chars,
     )
 
 

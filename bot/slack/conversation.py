@@ -20,8 +20,15 @@ from dataclasses import dataclass
 
 from agent.answer import Answer, Answerer, Turn
 from bot.metrics import Metrics
-from bot.slack.blocks import ReplyOptions, SlackMessage, answer_messages, failure_message
+from bot.slack.blocks import (
+    ReplyOptions,
+    SlackMessage,
+    answer_messages,
+    failure_message,
+    too_long_message,
+)
 from bot.slack.config import Access, BotOptions
+from bot.slack.mrkdwn import clean
 from bot.slack.queue import WorkspaceQueue
 from bot.slack.replies import Reply
 from bot.slack.threads import ThreadHistory, answer_metadata, bot_turn
@@ -105,7 +112,15 @@ class Conversation:
         """Answer `asked` through `reply`; never raises (a failure is shown instead)."""
         reference = uuid.uuid4().hex[:16]
         started = time.monotonic()
+        # NUL and lone surrogates cannot be stored (Postgres text is UTF-8 without NUL);
+        # bidi overrides could make the question read otherwise in the trace.
+        asked = dataclasses.replace(asked, question=" ".join(clean(asked.question).split()))
+        limit = self._options.max_question_chars
         try:
+            if len(asked.question) > limit:
+                if not asked.grounded_only:
+                    await reply.failed(too_long_message(length=len(asked.question), limit=limit))
+                return
             answer = await self._answer(asked, reply, reference)
             seconds = time.monotonic() - started
             if self._metrics is not None:

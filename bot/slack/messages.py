@@ -12,12 +12,14 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.blocks import help_message
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.conversation import Asked, Conversation
 from bot.slack.predicates import (
     Route,
     is_dm,
     is_thread_reply,
+    mentions,
     message_key,
     question_text,
     route,
@@ -51,13 +53,18 @@ class MessageDesk:
         if decision is Route.IGNORE:
             return
         question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
-        if not question:
-            return
+        if not question and not mentions(event.get("text", ""), bot_user_id):
+            return  # nothing asked and nobody called: a file share, an empty edit
         if not await self._deliveries.claim(message_key(event), kind="message"):
             return
         channel = str(event["channel"])
         # In a DM the answer goes in the message's thread when it has one, else below it.
         thread_ts = event.get("thread_ts") if is_dm(event) else thread_of(event)
+        if not question:
+            # Just "@kb": say how to ask, once, in the thread.
+            reply = ThreadReply(self._client, channel_id=channel, thread_ts=thread_ts)
+            await reply.failed(help_message())
+            return
         asked = Asked(
             team_id=team_id,
             channel_id=channel,
