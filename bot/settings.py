@@ -16,7 +16,7 @@ _VARIABLES = {
     "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
     "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
     "KB_AGENT_MAX_STEPS", "ANTHROPIC_API_KEY", "KB_ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL",
-    "KB_ANTHROPIC_TIMEOUT",
+    "KB_ANTHROPIC_TIMEOUT", "KB_WORKER_LEASE_SECONDS",
 }  # fmt: skip
 _SECRETS = {"DATABASE_URL", "ANTHROPIC_API_KEY"}
 
@@ -43,6 +43,11 @@ class Settings(BaseSettings):
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(
         default=256, validation_alias="KB_INDEX_BATCH_SIZE", ge=1, le=100_000
+    )
+    # How long a claim on queued documents lasts without renewal (renewed every third of
+    # it): a killed worker's documents are taken over after this long.
+    worker_lease_seconds: float = Field(
+        default=60.0, validation_alias="KB_WORKER_LEASE_SECONDS", ge=1, le=3600
     )
     reranker_model: str | None = Field(
         default=None, validation_alias="KB_RERANKER_MODEL", min_length=1

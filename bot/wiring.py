@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +29,10 @@ from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
 from bot.settings import Settings
 from jobs.indexing import Indexer
+from jobs.queue_consumer import BatchOutcome, ConsumerOptions
+from jobs.queued_writes import Distribution
 from jobs.reindex import ReindexJob
+from jobs.worker import IndexWorker, WorkerOptions, WorkerTotals
 from store.corpus import CorpusReader
 from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
@@ -38,7 +41,9 @@ from store.embedding import PACKAGED_MODEL_NAME, Embedder, SentenceTransformerEm
 from store.embedding_space import EmbeddingSpace, mismatch
 from store.errors import EmbeddingModelUnavailable
 from store.filters import ChunkFilter
+from store.index_queue import IndexQueue
 from store.index_runs import IndexRunRepository
+from store.index_workers import WorkerRegistry
 from store.keyword_search import KeywordSearch
 from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
@@ -107,6 +112,34 @@ class Runtime:
             documents=self.documents,
             runs=IndexRunRepository(self.pool),
             base_dir=base_dir,
+            distribution=Distribution(
+                queue=IndexQueue(self.pool),
+                workers=WorkerRegistry(self.pool),
+                options=self._consumer_options(),
+            ),
+        )
+
+    def index_worker(
+        self,
+        *,
+        concurrency: int,
+        on_batch: Callable[[BatchOutcome, WorkerTotals], None] | None = None,
+    ) -> IndexWorker:
+        """A `kb jobs --worker` process's worker: embeds queued documents of active runs."""
+        return IndexWorker(
+            queue=IndexQueue(self.pool),
+            registry=WorkerRegistry(self.pool),
+            documents=self.documents,
+            embedder=self.embedder,
+            consumer_options=self._consumer_options(),
+            options=WorkerOptions(concurrency=concurrency),
+            on_batch=on_batch,
+        )
+
+    def _consumer_options(self) -> ConsumerOptions:
+        return ConsumerOptions(
+            lease_seconds=self.settings.worker_lease_seconds,
+            batch_chunks=self.settings.index_batch_size,
         )
 
     def hybrid_retriever(
