@@ -187,7 +187,9 @@ async def jobs_command(settings: Settings) -> None:
 
 
 async def worker_command(settings: Settings, *, concurrency: int) -> None:
-    """`kb jobs --worker`: embed queued documents of whichever reindex runs, until stopped."""
+    """`kb jobs --worker`: embed queued documents of whichever reindex runs, until stopped.
+
+    One plain line per batch on stderr (no wrapping: these are log lines), never text."""
     from jobs.queue_consumer import BatchOutcome
     from jobs.worker import WorkerTotals
 
@@ -197,25 +199,25 @@ async def worker_command(settings: Settings, *, concurrency: int) -> None:
         def batch_done(outcome: BatchOutcome, totals: WorkerTotals) -> None:
             runs = ", ".join(str(r) for r in outcome.run_ids)
             lost = f", {outcome.lost} taken over" if outcome.lost else ""
-            console.print(
+            click.echo(
                 f"run {runs}: wrote {outcome.documents} documents ({outcome.chunks_embedded} "
                 f"chunks embedded, {outcome.chunks_reused} reused{lost}) in "
                 f"{outcome.seconds:.1f} s; {totals.documents} documents so far",
-                markup=False,
+                err=True,
             )
 
         worker = runtime.index_worker(concurrency=concurrency, on_batch=batch_done)
-        console.print(
+        click.echo(
             f"worker {worker.name}: model {model.name}, concurrency {concurrency}, lease "
             f"{settings.worker_lease_seconds:g} s; waiting for reindex runs (Ctrl-C to stop)",
-            markup=False,
+            err=True,
         )
         stop = asyncio.Event()
         _stop_on_signals(stop)
         totals = await worker.run(stop)
-    console.print(
+    click.echo(
         f"worker {worker.name} stopped: {totals.documents} documents in {totals.batches} batches",
-        markup=False,
+        err=True,
     )
 
 
