@@ -113,7 +113,9 @@ async def test_when_the_only_worker_stops_beating_the_run_finishes_the_work_itse
     write_docs(tmp_path / "docs")
     # A worker that registered and then died: alive for one lease, then not.
     await WorkerRegistry(pool).register("ghost", model=embedder.identity, lease_seconds=1)
-    report = (await job(pool, embedder, tmp_path).run([SOURCE])).reports[0]
+    # Bounded: a run that never stops waiting for the ghost fails here, not in a CI timeout.
+    outcome = await asyncio.wait_for(job(pool, embedder, tmp_path).run([SOURCE]), timeout=120)
+    report = outcome.reports[0]
     assert report.documents_added == DOCS
     assert await done_by(pool) == {"coordinator": DOCS}
     # It waited for the ghost while the ghost counted as alive (the database's clock).
