@@ -44,15 +44,9 @@ from agent.eval.metrics import (
 from agent.retrieval.fusion import score_fusion
 from jobs.chunking import chunk_text
 from store.embedding import packaged_model_path
-from store.keyword_search import (
-    BREAK,
-    Bm25Index,
-    Bm25Parameters,
-    PairIndex,
-    TermSequences,
-    Vocabulary,
-    top_positive,
-)
+from store.keyword_search.bm25 import Bm25Index, Bm25Parameters, top_positive
+from store.keyword_search.pairs import PairIndex
+from store.keyword_search.terms import BREAK, TermSequences, Vocabulary
 from store.text_analysis import _PART, TextAnalyzer
 
 SPLITS = {"scifact": "train", "hotpotqa": "dev"}

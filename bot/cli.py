@@ -49,6 +49,7 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
     from agent.errors import AgentError
     from agent.retrieval.rerank import RerankerUnavailable
     from bot.errors import SettingsError
+    from bot.slack.errors import SlackBotError
     from jobs.errors import JobsError
     from store.errors import EmbeddingModelUnavailable, StoreError
 
@@ -57,7 +58,7 @@ def _run(work: Callable[[], Awaitable[T]]) -> T:
     except (SettingsError, EmbeddingModelUnavailable, RerankerUnavailable) as exc:
         _error_line(exc)
         sys.exit(SETTINGS_ERROR)
-    except (StoreError, JobsError, AgentError) as exc:
+    except (StoreError, JobsError, AgentError, SlackBotError) as exc:
         _error_line(exc)
         sys.exit(1)
     except KeyboardInterrupt:
@@ -137,12 +138,22 @@ def index(
 @main.command()
 @click.argument("question")
 @click.option("--json", "as_json", is_flag=True, help="Print the answer object as JSON.")
-@click.option("--blocks", is_flag=True, help="Print the Slack Block Kit JSON too.")
-def ask(question: str, as_json: bool, blocks: bool) -> None:
+@click.option("--blocks", is_flag=True, help="Print the Slack messages (Block Kit JSON) too.")
+@click.option(
+    "--html",
+    "html_path",
+    type=click.Path(path_type=Path, dir_okay=False, writable=True),
+    help="Write the reply as Slack would show it, as an HTML page, to this file.",
+)
+def ask(question: str, as_json: bool, blocks: bool, html_path: Path | None) -> None:
     """Answer QUESTION from the knowledge base, with verified quotes."""
     from bot.commands import ask_command
 
-    _run(lambda: ask_command(_settings(), question, as_json=as_json, blocks=blocks))
+    _run(
+        lambda: ask_command(
+            _settings(), question, as_json=as_json, blocks=blocks, html_path=html_path
+        )
+    )
 
 
 @main.command()
@@ -158,7 +169,10 @@ def trace(run_id: int, as_json: bool) -> None:
 @main.command()
 @click.option("--no-prompt", is_flag=True, help="Answer the sample questions, then exit.")
 def demo(no_prompt: bool) -> None:
-    """Index the bundled handbook, answer three questions, then take yours."""
+    """Index the bundled handbook, answer three questions, then take yours.
+
+    The replies are also written, as Slack would show them, to $KB_HOME/demo-replies.html.
+    """
     from bot.commands import demo_command
 
     interactive = not no_prompt and sys.stdin.isatty()
@@ -183,7 +197,7 @@ def sources(check: bool) -> None:
 
 @main.command()
 def serve() -> None:
-    """Run the server: health endpoint and the reindex schedule (Slack events to come)."""
+    """Run the Slack app (HTTP and/or Socket Mode), the reindex schedule and /healthz."""
     from bot.commands import serve_command
 
     _run(lambda: serve_command(_settings()))
@@ -212,6 +226,16 @@ def jobs(worker: bool, concurrency: int | None) -> None:
     from bot.commands import jobs_command
 
     _run(lambda: jobs_command(_settings()))
+
+
+@main.command()
+@click.option("--days", default=30, show_default=True, type=click.IntRange(min=1))
+@click.option("--json", "as_json", is_flag=True, help="Print the figures as JSON.")
+def stats(days: int, as_json: bool) -> None:
+    """Questions per day, answered vs escalated, feedback, and the knowledge gaps."""
+    from bot.commands import stats_command
+
+    _run(lambda: stats_command(_settings(), days=days, as_json=as_json))
 
 
 @main.command()

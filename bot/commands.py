@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
+import gc
 import json
 import logging
 import signal
@@ -16,9 +17,12 @@ import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from bot.blocks import answer_blocks, answer_text
+from agent.answer import Answer
 from bot.settings import Settings
+from bot.slack.blocks import answer_messages
+from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
 from bot.sources import configured_sources, handbook_config
+from bot.terminal import answer_text
 from bot.wiring import Runtime, open_runtime
 from jobs.config import SourceConfig
 from jobs.indexing import IndexReport, ProgressCallback
@@ -106,18 +110,24 @@ async def index_command(
         return await reindex(runtime, configs, base_dir=base_dir, dry_run=dry_run)
 
 
-async def ask_command(settings: Settings, question: str, *, as_json: bool, blocks: bool) -> None:
+async def ask_command(
+    settings: Settings, question: str, *, as_json: bool, blocks: bool, html_path: Path | None
+) -> None:
     async with open_runtime(settings) as runtime:
         await _ensure_indexed(runtime)
         answerer = runtime.answerer(await runtime.query_embedder())
         answer = await answerer.answer(question)
+    messages = answer_messages(answer)
+    if html_path is not None:
+        _write_page(html_path, preview_html(messages, question=question))
+        console.print(f"[dim]wrote the Slack preview to {html_path}[/]")
     if as_json:
         click.echo(json.dumps(answer.as_dict(), indent=2))
         return
     click.echo(answer_text(answer))
     console.print(f"[dim]run {answer.run_id}[/]")
     if blocks:
-        click.echo(json.dumps({"blocks": answer_blocks(answer)}, indent=2))
+        click.echo(messages_json(messages))
 
 
 async def trace_command(settings: Settings, run_id: int, *, as_json: bool) -> None:
@@ -137,6 +147,8 @@ async def trace_command(settings: Settings, run_id: int, *, as_json: bool) -> No
 
 
 async def demo_command(settings: Settings, questions: Sequence[str], *, interactive: bool) -> None:
+    preview = settings.kb_home / "demo-replies.html"
+    threads: list[PreviewThread] = []
     handbook = handbook_config(settings)
     async with open_runtime(settings) as runtime:
         console.print(f"[dim]database: {runtime.database}[/]")
@@ -147,12 +159,31 @@ async def demo_command(settings: Settings, questions: Sequence[str], *, interact
         answerer = runtime.answerer(await runtime.query_embedder())
         for question in questions:
             click.echo(f"\n? {question}")
-            click.echo(answer_text(await answerer.answer(question)))
-        if not interactive:
-            return
-        click.echo("\nAsk your own question about the handbook (empty line or Ctrl-D to quit).")
-        while question := _prompt():
-            click.echo(answer_text(await answerer.answer(question)))
+            threads.append(_demo_reply(question, await answerer.answer(question)))
+        _write_demo_preview(preview, threads)
+        if interactive:
+            click.echo("\nAsk your own question about the handbook (empty line or Ctrl-D to quit).")
+            while question := _prompt():
+                threads.append(_demo_reply(question, await answerer.answer(question)))
+                _write_demo_preview(preview, threads)
+    click.echo(f"\nThe replies as Slack would show them: {preview}")
+
+
+def _demo_reply(question: str, answer: Answer) -> PreviewThread:
+    click.echo(answer_text(answer))
+    return PreviewThread(messages=answer_messages(answer), question=question)
+
+
+def _write_demo_preview(path: Path, threads: Sequence[PreviewThread]) -> None:
+    _write_page(path, threads_html(threads, title="slack-kb demo replies"))
+
+
+def _write_page(path: Path, page: str) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(page, encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror}") from exc
 
 
 def _prompt() -> str:
@@ -222,12 +253,12 @@ async def worker_command(settings: Settings, *, concurrency: int) -> None:
 
 
 async def serve_command(settings: Settings) -> None:
-    """Serve HTTP (health; Slack events when the app lands) and run the schedule."""
+    """Serve HTTP (health, Slack's events), Socket Mode when configured, and the schedule."""
     await _run_with_schedule(settings, serve_http=True)
 
 
 async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
-    from bot.server import build_http_app, serve_until_stopped
+    from bot.server import build_http_app, running_slack, serve_until_stopped
 
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:
@@ -249,19 +280,78 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 f'no source has a schedule; add `every = "1h"` or `cron = "…"` to a source '
                 f"in {settings.sources_path}"
             )
-        scheduler.start()
-        for scheduled in scheduler.get_jobs():
-            console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
-        try:
-            if serve_http:
-                console.print(f"serving on http://{settings.host}:{settings.port}/healthz")
-                await serve_until_stopped(
-                    build_http_app(runtime), host=settings.host, port=settings.port
-                )
-            else:
-                await _until_signalled()
-        finally:
-            scheduler.shutdown(wait=False)
+        if not serve_http:
+            await _schedule_until_signalled(scheduler)
+            return
+        # Build the keyword index now: built by the first question instead, its GIL-bound
+        # analysis would stall the acks of everything arriving meanwhile.
+        await runtime.keyword_search.refresh()
+        # Then take the ~500k objects of the model and the index out of the cyclic garbage
+        # collector's view: a full collection over them stops the event loop for ~250 ms
+        # (measured on the handbook), long enough to miss the ack target once in a while.
+        gc.collect()
+        gc.freeze()
+        async with running_slack(runtime) as slack:
+            _report_slack(settings, slack)
+            if slack is not None:
+                add_slack_jobs(scheduler, runtime)
+            scheduler.start()
+            for scheduled in scheduler.get_jobs():
+                console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
+            console.print(f"serving on http://{settings.host}:{settings.port}/healthz")
+            try:
+                app = build_http_app(runtime, slack=slack.app if slack and slack.http else None)
+                await serve_until_stopped(app, host=settings.host, port=settings.port)
+            finally:
+                scheduler.shutdown(wait=False)
+
+
+async def _schedule_until_signalled(scheduler: Any) -> None:
+    scheduler.start()
+    for scheduled in scheduler.get_jobs():
+        console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
+    try:
+        await _until_signalled()
+    finally:
+        scheduler.shutdown(wait=False)
+
+
+def _report_slack(settings: Settings, slack: Any) -> None:
+    if slack is None:
+        console.print(f"Slack is off: set {', '.join(settings.slack_missing())}", soft_wrap=True)
+        return
+    modes = []
+    if slack.http:
+        modes.append(f"HTTP at http://{settings.host}:{settings.port}/slack/events")
+    if slack.socket_mode is not None:
+        modes.append("Socket Mode")
+    console.print(f"Slack app running: {' and '.join(modes)}", soft_wrap=True)
+
+
+def add_slack_jobs(scheduler: Any, runtime: Runtime) -> None:
+    """Index the experts' answers at start and hourly; forget delivery ids after a day."""
+    from datetime import UTC, datetime, timedelta
+
+    from store.deliveries import DeliveryLog
+
+    async def index_escalations() -> None:
+        for report in await runtime.index_escalations():
+            if report.changed:
+                print_report(report)
+
+    async def prune_deliveries() -> None:
+        await DeliveryLog(runtime.pool).prune(older_than=timedelta(days=1))
+
+    for name, work in (("reindex escalations", index_escalations), ("prune", prune_deliveries)):
+        scheduler.add_job(
+            work,
+            "interval",
+            hours=1,
+            name=name,
+            coalesce=True,
+            max_instances=1,
+            next_run_time=datetime.now(UTC),
+        )
 
 
 async def _until_signalled() -> None:
@@ -301,3 +391,15 @@ async def _ensure_indexed(runtime: Runtime) -> None:
             "the knowledge base is empty; run `kb index` (the bundled handbook) "
             "or `kb index PATH` first"
         )
+
+
+async def stats_command(settings: Settings, *, days: int, as_json: bool) -> None:
+    from bot.stats import report_text, stats_report
+    from store.stats import StatsReader
+
+    async with open_runtime(settings) as runtime:
+        report = await stats_report(StatsReader(runtime.pool), embedder=runtime.embedder, days=days)
+    if as_json:
+        click.echo(json.dumps(report.as_dict(), indent=2, ensure_ascii=False))
+    else:
+        click.echo(report_text(report))

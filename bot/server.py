@@ -1,26 +1,93 @@
-"""The long-running process: an HTTP server (health now; Slack events later) and the schedule."""
+"""The long-running process: the HTTP server (health, Slack's events) and the Slack app.
+
+`kb serve` serves `/healthz` and, when Slack is configured, Slack's requests at
+`/slack/events` (HTTP mode, when a signing secret is set) and/or a Socket Mode
+connection (when an app-level token is set). Without Slack tokens it says in one line
+which variables are missing and serves health and the schedule alone.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import logging
 import signal
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+import aiohttp
 import asyncpg
 from aiohttp import web
+from pydantic import SecretStr
 
 from bot.wiring import Runtime
+
+if TYPE_CHECKING:
+    from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
+    from slack_bolt.async_app import AsyncApp
+
+    from bot.slack.services import SlackServices
 
 log = logging.getLogger(__name__)
 
 RUNTIME = web.AppKey("runtime", Runtime)
 
 
-def build_http_app(runtime: Runtime) -> web.Application:
-    app = web.Application()
+def build_http_app(runtime: Runtime, *, slack: AsyncApp | None = None) -> web.Application:
+    """Health at /healthz; Slack's requests at /slack/events when `slack` is given."""
+    max_body = runtime.settings.slack_max_body_bytes
+    app = web.Application(client_max_size=max_body)
     app[RUNTIME] = runtime
     app.router.add_get("/healthz", healthz)
+    if slack is not None:
+        from bot.slack.http import mount
+
+        mount(app, slack, max_body_bytes=max_body)
     return app
+
+
+@dataclass(slots=True)
+class SlackRunning:
+    services: SlackServices
+    app: AsyncApp
+    http: bool  # serve /slack/events (a signing secret is set)
+    socket_mode: AsyncSocketModeHandler | None = None
+
+
+@asynccontextmanager
+async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
+    """The Slack app, when its tokens are set (None otherwise); Socket Mode connected."""
+    settings = runtime.settings
+    if settings.slack_missing():
+        yield None
+        return
+    from bot.slack.app import build_app
+    from bot.slack.web import bot_identity, build_web_client
+
+    assert settings.slack_bot_token is not None
+    # One session for every Web API call: calls reuse connections instead of opening one each.
+    async with aiohttp.ClientSession() as session:
+        client = build_web_client(
+            token=settings.slack_bot_token.get_secret_value(),
+            base_url=settings.slack_api_url,
+            session=session,
+        )
+        secret = settings.slack_signing_secret
+        services = runtime.slack_services(
+            client=client,
+            identity=await bot_identity(client),
+            signing_secret=secret.get_secret_value() if secret else None,
+        )
+        running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
+        try:
+            if settings.slack_app_token is not None:
+                running.socket_mode = await _connect(running.app, settings.slack_app_token)
+            yield running
+        finally:
+            if running.socket_mode is not None:
+                await running.socket_mode.close_async()
+            await services.tasks.close()
 
 
 async def healthz(request: web.Request) -> web.Response:
@@ -34,6 +101,26 @@ async def healthz(request: web.Request) -> web.Response:
             {"status": "unavailable", "detail": "the database does not answer"}, status=503
         )
     return web.json_response({"status": "ok", **counts})
+
+
+async def _connect(app: AsyncApp, token: SecretStr) -> AsyncSocketModeHandler:
+    from slack_sdk.errors import SlackApiError
+
+    from bot.slack.errors import SlackBotError
+    from bot.slack.socket_mode import connect
+
+    try:
+        return await connect(app, app_token=token.get_secret_value())
+    except SlackApiError as exc:
+        raise SlackBotError(
+            f"Socket Mode could not connect ({exc.response.get('error')}); check "
+            "SLACK_APP_TOKEN (an app-level token with connections:write) and SLACK_API_URL"
+        ) from exc
+    except (aiohttp.ClientError, OSError) as exc:
+        raise SlackBotError(
+            f"Socket Mode could not reach Slack ({type(exc).__name__}); check SLACK_API_URL "
+            "and the network"
+        ) from exc
 
 
 async def serve_until_stopped(app: web.Application, *, host: str, port: int) -> None:

@@ -16,9 +16,17 @@ _VARIABLES = {
     "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
     "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
     "KB_AGENT_MAX_STEPS", "ANTHROPIC_API_KEY", "KB_ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL",
-    "KB_ANTHROPIC_TIMEOUT", "KB_WORKER_LEASE_SECONDS",
+    "KB_ANTHROPIC_TIMEOUT", "KB_WORKER_LEASE_SECONDS", "KB_EMBED_NICENESS", "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "SLACK_API_URL", "KB_SLACK_CONFIG",
+    "KB_SLACK_ESCALATION_CHANNEL",
+    "KB_SLACK_ESCALATION_USERGROUP", "KB_SLACK_HELP_CHANNELS", "KB_SLACK_PRIVATE",
+    "KB_SLACK_THREAD_NEEDS_MENTION", "KB_SLACK_IGNORE_BOTS", "KB_SLACK_ALWAYS_ESCALATE",
+    "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
 }  # fmt: skip
-_SECRETS = {"DATABASE_URL", "ANTHROPIC_API_KEY"}
+_SECRETS = {
+    "DATABASE_URL", "ANTHROPIC_API_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
+    "SLACK_APP_TOKEN",
+}  # fmt: skip
 
 
 def _default_home() -> Path:
@@ -39,6 +47,9 @@ class Settings(BaseSettings):
     torch_threads: int | None = Field(
         default=None, validation_alias="KB_TORCH_THREADS", ge=1, le=1024
     )
+    # The embedding thread (and torch's) run this much nicer than the event loop, so a
+    # question being answered never delays Slack's acks (bench/results/slack_load.md).
+    embed_niceness: int = Field(default=10, ge=0, le=19, validation_alias="KB_EMBED_NICENESS")
     sample_kb: Path = Field(default_factory=handbook_root, validation_alias="KB_SAMPLE_KB")
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(
@@ -66,6 +77,35 @@ class Settings(BaseSettings):
     host: str = Field(default="127.0.0.1", validation_alias="KB_HOST", min_length=1)
     port: int = Field(default=3000, validation_alias="KB_PORT", ge=1, le=65535)
 
+    # Slack (README "Create the Slack app"). Tokens are secrets: never logged or echoed.
+    slack_bot_token: SecretStr | None = Field(default=None, validation_alias="SLACK_BOT_TOKEN")
+    slack_signing_secret: SecretStr | None = Field(
+        default=None, validation_alias="SLACK_SIGNING_SECRET"
+    )
+    slack_app_token: SecretStr | None = Field(default=None, validation_alias="SLACK_APP_TOKEN")
+    slack_api_url: str = Field(default="https://slack.com/api/", validation_alias="SLACK_API_URL")
+    slack_config_file: Path | None = Field(default=None, validation_alias="KB_SLACK_CONFIG")
+    slack_escalation_channel: str | None = Field(
+        default=None, validation_alias="KB_SLACK_ESCALATION_CHANNEL"
+    )
+    slack_escalation_usergroup: str | None = Field(
+        default=None, validation_alias="KB_SLACK_ESCALATION_USERGROUP"
+    )
+    slack_help_channels: str = Field(default="", validation_alias="KB_SLACK_HELP_CHANNELS")
+    slack_private_by_default: bool = Field(default=False, validation_alias="KB_SLACK_PRIVATE")
+    slack_thread_needs_mention: bool = Field(
+        default=False, validation_alias="KB_SLACK_THREAD_NEEDS_MENTION"
+    )
+    slack_ignore_bots: bool = Field(default=True, validation_alias="KB_SLACK_IGNORE_BOTS")
+    slack_always_escalate: bool = Field(default=False, validation_alias="KB_SLACK_ALWAYS_ESCALATE")
+    slack_runs_per_workspace: int = Field(
+        default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
+    )
+    slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
+    slack_max_body_bytes: int = Field(
+        default=1_048_576, ge=1024, validation_alias="KB_SLACK_MAX_BODY_BYTES"
+    )
+
     @property
     def sources_path(self) -> Path:
         """The sources file: KB_SOURCES, else sources.toml in KB_HOME."""
@@ -74,6 +114,22 @@ class Settings(BaseSettings):
     @property
     def embedded_data_dir(self) -> Path:
         return self.kb_home / "postgres"
+
+    @property
+    def slack_config_path(self) -> Path:
+        """The Slack access file: KB_SLACK_CONFIG, else slack.toml in KB_HOME."""
+        return self.slack_config_file or self.kb_home / "slack.toml"
+
+    @property
+    def help_channels(self) -> tuple[str, ...]:
+        return tuple(c.strip() for c in self.slack_help_channels.split(",") if c.strip())
+
+    def slack_missing(self) -> list[str]:
+        """The variables still to set before the Slack app can run (empty: it can)."""
+        missing = [] if self.slack_bot_token else ["SLACK_BOT_TOKEN"]
+        if not self.slack_signing_secret and not self.slack_app_token:
+            missing.append("SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN (Socket Mode)")
+        return missing
 
 
 def load_settings() -> Settings:

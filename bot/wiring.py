@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import asyncpg
 
+from agent.answer import Answer, Answerer, StepCallback, Turn
 from agent.grounding import GroundingVerifier
 from agent.language.questions import QuestionAnalyzer
 from agent.loop import AgentLoop, LoopOptions
@@ -28,7 +30,9 @@ from agent.retrieval.rerank import (
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
 from bot.settings import Settings
-from jobs.indexing import Indexer
+from jobs.escalations import KIND as ESCALATIONS_KIND
+from jobs.escalations import EscalationSource
+from jobs.indexing import Indexer, IndexOptions, IndexReport
 from jobs.queue_consumer import BatchOutcome, ConsumerOptions
 from jobs.queued_writes import Distribution
 from jobs.reindex import ReindexJob
@@ -40,7 +44,8 @@ from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import PACKAGED_MODEL_NAME, Embedder, SentenceTransformerEmbedder
 from store.embedding_space import EmbeddingSpace, mismatch
 from store.errors import EmbeddingModelUnavailable
-from store.filters import ChunkFilter
+from store.escalations import EscalationRepository
+from store.filters import NO_FILTER, ChunkFilter
 from store.index_queue import IndexQueue
 from store.index_runs import IndexRunRepository
 from store.index_workers import WorkerRegistry
@@ -49,6 +54,13 @@ from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
 from store.sentence_vectors import SentenceVectorRepository
 from store.vector_search import VectorSearch
+
+if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run it
+    from slack_bolt.authorization import AuthorizeResult
+    from slack_sdk.web.async_client import AsyncWebClient
+
+    from bot.slack.config import AccessPolicy, BotOptions
+    from bot.slack.services import SlackServices
 
 log = logging.getLogger(__name__)
 
@@ -80,9 +92,13 @@ class Runtime:
         active = await EmbeddingSpace(self.pool).active()
         if active is None or active == configured:
             return self.embedder
+        for loaded_before in self.extra_embedders:
+            if loaded_before.identity == active:
+                return loaded_before
         other = SentenceTransformerEmbedder(
             model=None if active.name == PACKAGED_MODEL_NAME else active.name,
             torch_threads=self.settings.torch_threads,
+            worker_niceness=self.settings.embed_niceness,
         )
         self.extra_embedders.append(other)
         try:
@@ -186,6 +202,65 @@ class Runtime:
         await self.keyword_search.refresh()
         await self.answerer(await self.query_embedder()).warm()
 
+    async def index_escalations(self, collection: str | None = None) -> list[IndexReport]:
+        """Index the experts' answers: one collection's, or every collection that has some."""
+        escalations = EscalationRepository(self.pool)
+        collections = [collection] if collection else await escalations.answered_collections()
+        indexer = self.indexer()
+        reports = []
+        for name in collections:
+            source = EscalationSource(collection=name, escalations=escalations)
+            options = IndexOptions(kind=ESCALATIONS_KIND, collection=name)
+            reports.append(await indexer.run(source, options=options))
+        return reports
+
+    def slack_services(
+        self,
+        *,
+        client: AsyncWebClient,
+        identity: AuthorizeResult,
+        signing_secret: str | None = None,
+        answerer: Answerer | None = None,
+        access: AccessPolicy | None = None,
+        options: BotOptions | None = None,
+    ) -> SlackServices:
+        """Everything the Slack listeners need; `answerer` defaults to the agent loop of
+        the index's active model, looked up per question (ActiveModelAnswerer)."""
+        from bot.slack.config import load_access
+
+        return compose_slack(
+            pool=self.pool,
+            client=client,
+            identity=identity,
+            signing_secret=signing_secret,
+            answerer=answerer or ActiveModelAnswerer(self),
+            access=access if access is not None else load_access(self.settings.slack_config_path),
+            options=options or slack_options(self.settings),
+            index_collection=self.index_escalations,
+        )
+
+
+@dataclass
+class ActiveModelAnswerer:
+    """The agent loop of whichever model the index is on, checked per question, so a
+    long-running process (kb serve) follows a model change without a restart."""
+
+    runtime: Runtime
+
+    async def answer(
+        self,
+        question: str,
+        *,
+        history: Sequence[Turn] = (),
+        scope: ChunkFilter = NO_FILTER,
+        origin: Mapping[str, str] | None = None,
+        on_step: StepCallback | None = None,
+    ) -> Answer:
+        loop = self.runtime.answerer(await self.runtime.query_embedder())
+        return await loop.answer(
+            question, history=history, scope=scope, origin=origin, on_step=on_step
+        )
+
 
 def build_agent_loop(
     settings: Settings,
@@ -219,6 +294,104 @@ def build_agent_loop(
     )
 
 
+def slack_options(settings: Settings) -> BotOptions:
+    from bot.slack.config import BotOptions
+
+    return BotOptions(
+        escalation_channel=settings.slack_escalation_channel,
+        escalation_usergroup=settings.slack_escalation_usergroup,
+        help_channels=frozenset(settings.help_channels),
+        private_by_default=settings.slack_private_by_default,
+        thread_needs_mention=settings.slack_thread_needs_mention,
+        ignore_bots=settings.slack_ignore_bots,
+        always_escalate=settings.slack_always_escalate,
+        runs_per_workspace=settings.slack_runs_per_workspace,
+        history_turns=settings.slack_history_turns,
+    )
+
+
+def compose_slack(
+    *,
+    pool: asyncpg.Pool,
+    client: AsyncWebClient,
+    identity: AuthorizeResult,
+    signing_secret: str | None,
+    answerer: Answerer,
+    access: AccessPolicy,
+    options: BotOptions,
+    index_collection: Callable[[str], Awaitable[object]],
+) -> SlackServices:
+    """The Slack app's services over one pool, one Web API client and one answerer."""
+    from bot.slack.assistant import AssistantDesk, StoredThreadContext
+    from bot.slack.conversation import Conversation
+    from bot.slack.escalation import EscalationDesk
+    from bot.slack.feedback import FeedbackDesk
+    from bot.slack.home import HomeDesk
+    from bot.slack.messages import MessageDesk
+    from bot.slack.queue import WorkspaceQueue
+    from bot.slack.services import SlackServices
+    from bot.slack.slash import CommandDesk
+    from bot.slack.tasks import BackgroundTasks
+    from bot.slack.threads import ThreadHistory
+    from bot.slack.trace import TraceDesk
+    from store.catalog import Catalog
+    from store.conversations import AssistantThreads, ConversationLog
+    from store.deliveries import DeliveryLog
+    from store.feedback import FeedbackRepository
+
+    runs, conversations, deliveries = RunRepository(pool), ConversationLog(pool), DeliveryLog(pool)
+    catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
+    conversation = Conversation(
+        answerer=answerer,
+        runs=runs,
+        answers=conversations,
+        threads=ThreadHistory(client=client, runs=runs, max_turns=options.history_turns),
+        queue=WorkspaceQueue(limit=options.runs_per_workspace),
+        options=options,
+    )
+    return SlackServices(
+        client=client,
+        identity=identity,
+        signing_secret=signing_secret,
+        options=options,
+        access=access,
+        deliveries=deliveries,
+        messages=MessageDesk(
+            client=client,
+            conversation=conversation,
+            conversations=conversations,
+            deliveries=deliveries,
+            access=access,
+            options=options,
+        ),
+        commands=CommandDesk(client=client, conversation=conversation, access=access),
+        assistant=AssistantDesk(
+            client=client,
+            conversation=conversation,
+            threads=assistant_threads,
+            deliveries=deliveries,
+            catalog=catalog,
+            access=access.assistant,
+        ),
+        thread_context=StoredThreadContext(assistant_threads),
+        escalations=EscalationDesk(
+            client=client,
+            runs=runs,
+            escalations=EscalationRepository(pool),
+            conversations=conversations,
+            access=access,
+            options=options,
+            index_collection=index_collection,
+        ),
+        feedback=FeedbackDesk(client=client, feedback=FeedbackRepository(pool)),
+        traces=TraceDesk(client=client, runs=runs, catalog=catalog, access=access),
+        home=HomeDesk(
+            client=client, catalog=catalog, conversations=conversations, access=access.home
+        ),
+        tasks=BackgroundTasks(),
+    )
+
+
 @asynccontextmanager
 async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
     """Start or connect to the database and hand out the wired services; clean up after."""
@@ -231,7 +404,9 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         embedded = await start_embedded_postgres(settings.embedded_data_dir)
         dsn, where = embedded.dsn, f"embedded Postgres in {settings.embedded_data_dir}"
     embedder = SentenceTransformerEmbedder(
-        model=settings.embedding_model, torch_threads=settings.torch_threads
+        model=settings.embedding_model,
+        torch_threads=settings.torch_threads,
+        worker_niceness=settings.embed_niceness,
     )
     extra: list[SentenceTransformerEmbedder] = []
     try:

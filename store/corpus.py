@@ -1,14 +1,17 @@
 """Reading the indexed corpus back: what the keyword index and the reader need from Postgres.
 
-The keyword index lists every chunk's metadata (cheap: no text), then fetches the text of
-only the chunks it has not analysed yet; a chunk's text never changes under its id (a
-reindex replaces a document's chunks with new rows). Search results are fetched by id,
-so a hit always reflects the rows as they are now.
+The keyword index reads every chunk once (`full_read`), then only the chunks of the
+documents that changed since (`changes_since`, from the change log of migration 0005).
+Each read happens in one repeatable-read transaction and returns the Postgres snapshot
+it saw, which is where the next read of changes starts. A chunk's text never changes
+under its id (a reindex replaces a document's chunks with new rows). Search results are
+fetched by id, so a hit always reflects the rows as they are now.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import asyncpg
@@ -19,13 +22,19 @@ from store.vector_search import ChunkHit, chunk_hit
 # When a document last changed: the source's own date if it gave one, else our index time.
 UPDATED_AT = "coalesce(d.source_updated_at, d.updated_at)"
 
-_LISTING_SQL = f"""
-SELECT c.id, c.document_id, d.title, s.name AS source, s.collection,
-       extract(epoch FROM {UPDATED_AT}) AS updated_at
+_INDEXED_CHUNKS_SQL = f"""
+SELECT c.id, c.document_id, d.source_id, d.title,
+       extract(epoch FROM {UPDATED_AT})::float8 AS updated_at, c.text, c.heading_path
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
-JOIN sources s ON s.id = d.source_id
-ORDER BY c.id
+"""
+
+# The documents written by transactions that `$1` (an earlier snapshot) could not see.
+_CHANGED_DOCUMENTS_SQL = """
+SELECT DISTINCT document_id FROM corpus_changes
+WHERE xid >= pg_snapshot_xmin($1::text::pg_snapshot)
+  AND NOT pg_visible_in_snapshot(xid, $1::text::pg_snapshot)
+LIMIT $2
 """
 
 _HITS_SQL = f"""
@@ -57,16 +66,49 @@ ORDER BY c.document_id, c.ordinal
 
 
 @dataclass(frozen=True, slots=True)
-class CorpusListing:
-    """Every chunk's metadata at one corpus version, as columns (one row per chunk)."""
+class IndexedChunk:
+    """A chunk as the keyword index reads it: its text and what its filters need."""
+
+    chunk_id: int
+    document_id: int
+    source_id: int
+    title: str
+    updated_at: float  # epoch seconds
+    text: str
+    heading_path: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusPoint:
+    """Where one read of the corpus stands: the version, the Postgres snapshot it read in
+    (text of a pg_snapshot), and every source's (name, collection) by id."""
 
     version: int
-    chunk_ids: np.ndarray  # int64
-    document_ids: np.ndarray  # int64
-    titles: list[str]
-    sources: list[str]
-    collections: list[str]
-    updated_at: np.ndarray  # float64 epoch seconds
+    snapshot: str
+    sources: dict[int, tuple[str, str]]
+
+
+@dataclass(frozen=True, slots=True)
+class CorpusChanges:
+    """The documents that changed since an earlier point, and their chunks as they are now
+    (a document without chunks was deleted)."""
+
+    point: CorpusPoint
+    documents: list[int]
+    chunks: list[IndexedChunk]
+
+
+class FullRead:
+    """Every chunk at one point, in id order, read in batches inside one transaction."""
+
+    def __init__(self, conn: asyncpg.Connection, point: CorpusPoint) -> None:
+        self._conn = conn
+        self.point = point
+
+    async def batches(self, size: int) -> AsyncIterator[list[IndexedChunk]]:
+        cursor = await self._conn.cursor(_INDEXED_CHUNKS_SQL + " ORDER BY c.id")
+        while rows := await cursor.fetch(size):
+            yield [_indexed(r) for r in rows]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,27 +138,30 @@ class CorpusReader:
     async def version(self) -> int:
         return int(await self._pool.fetchval("SELECT version FROM corpus_version"))
 
-    async def listing(self) -> CorpusListing:
-        """The version and every chunk's metadata, read in one snapshot."""
+    @asynccontextmanager
+    async def full_read(self) -> AsyncIterator[FullRead]:
+        """A read of every chunk at one snapshot (the transaction stays open meanwhile)."""
         async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
-            version = await conn.fetchval("SELECT version FROM corpus_version")
-            rows = await conn.fetch(_LISTING_SQL)
-        return CorpusListing(
-            version=int(version),
-            chunk_ids=np.fromiter((r["id"] for r in rows), dtype=np.int64, count=len(rows)),
-            document_ids=np.fromiter(
-                (r["document_id"] for r in rows), dtype=np.int64, count=len(rows)
-            ),
-            titles=[r["title"] for r in rows],
-            sources=[r["source"] for r in rows],
-            collections=[r["collection"] for r in rows],
-            updated_at=np.fromiter(
-                (float(r["updated_at"]) for r in rows), dtype=np.float64, count=len(rows)
-            ),
-        )
+            yield FullRead(conn, await _point(conn))
+
+    async def changes_since(self, snapshot: str, *, max_documents: int) -> CorpusChanges | None:
+        """What changed since the read at `snapshot`; None when more than `max_documents`
+        documents did (reading everything again is then the cheaper way)."""
+        async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
+            point = await _point(conn)
+            rows = await conn.fetch(_CHANGED_DOCUMENTS_SQL, snapshot, max_documents + 1)
+            if len(rows) > max_documents:
+                return None
+            documents = [r["document_id"] for r in rows]
+            chunks = await conn.fetch(
+                _INDEXED_CHUNKS_SQL + " WHERE c.document_id = ANY($1::bigint[]) ORDER BY c.id",
+                documents,
+            )
+        return CorpusChanges(point, documents, [_indexed(r) for r in chunks])
 
     async def chunk_texts(self, chunk_ids: Sequence[int]) -> dict[int, ChunkText]:
-        """Text and heading path of these chunks (ids no longer stored are left out)."""
+        """Text and heading path of these chunks (ids no longer stored are left out): what
+        grounding verification checks quotes against."""
         rows = await self._pool.fetch(
             "SELECT id, text, heading_path FROM chunks WHERE id = ANY($1::bigint[])",
             list(chunk_ids),
@@ -183,3 +228,26 @@ class CorpusReader:
             "SELECT id, text FROM documents WHERE id = ANY($1::bigint[])", list(document_ids)
         )
         return {r["id"]: r["text"] for r in rows}
+
+
+async def _point(conn: asyncpg.Connection) -> CorpusPoint:
+    # The snapshot first: in a repeatable-read transaction it is the one every later
+    # statement reads in.
+    snapshot = await conn.fetchval("SELECT pg_current_snapshot()::text")
+    version = await conn.fetchval("SELECT version FROM corpus_version")
+    sources = await conn.fetch("SELECT id, name, collection FROM sources")
+    return CorpusPoint(
+        int(version), snapshot, {r["id"]: (r["name"], r["collection"]) for r in sources}
+    )
+
+
+def _indexed(row: asyncpg.Record) -> IndexedChunk:
+    return IndexedChunk(
+        row["id"],
+        row["document_id"],
+        row["source_id"],
+        row["title"],
+        float(row["updated_at"]),
+        row["text"],
+        tuple(row["heading_path"]),
+    )

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+import threading
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -68,13 +69,19 @@ class SentenceTransformerEmbedder:
         model: str | None = None,
         batch_size: int = 64,
         torch_threads: int | None = None,
+        worker_niceness: int = 0,
     ) -> None:
         self._model_ref = model
         self._batch_size = batch_size
         self._threads = torch_threads or os.cpu_count() or 1
         self._model: Any = None
         self._identity: ModelIdentity | None = None
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed")
+        self._executor = ThreadPoolExecutor(
+            max_workers=1,
+            thread_name_prefix="embed",
+            initializer=_lower_thread_priority,
+            initargs=(worker_niceness,),
+        )
         self.texts_embedded = 0
 
     @property
@@ -167,3 +174,19 @@ class SentenceTransformerEmbedder:
         self._model = model
         log.info("embedding model %s loaded (%d dims)", name, dimension)
         return model
+
+
+def _lower_thread_priority(niceness: int) -> None:
+    """Make the calling worker thread (and the torch threads it starts) yield to others.
+
+    On Linux a thread has its own nice value and the threads it creates inherit it, so
+    the event loop keeps its core for Slack's acks while a model encodes. Elsewhere, or
+    without permission, nothing changes.
+    """
+    if niceness <= 0 or not hasattr(os, "setpriority"):
+        return
+    try:
+        tid = threading.get_native_id()
+        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + niceness)
+    except OSError:
+        log.debug("could not lower the embedding thread's priority")

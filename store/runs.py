@@ -132,6 +132,15 @@ class RunRepository:
         row = await self._pool.fetchrow("SELECT * FROM agent_runs WHERE id = $1", run_id)
         return _stored(row) if row else None
 
+    async def find_by_origin(self, key: str, value: str) -> StoredRun | None:
+        """The latest run whose origin has `key` = `value` (the bot's request reference)."""
+        row = await self._pool.fetchrow(
+            "SELECT * FROM agent_runs WHERE origin ->> $1 = $2 ORDER BY id DESC LIMIT 1",
+            key,
+            value,
+        )
+        return _stored(row) if row else None
+
     async def latest(self, *, limit: int = 10) -> list[StoredRun]:
         """The most recent runs, newest first."""
         rows = await self._pool.fetch(

@@ -12,7 +12,7 @@ them ("sick leave", "kidney diseas") as well as single terms.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 # A run of word characters, optionally joined by `.`, `-` or `/` to more of them:
@@ -132,12 +132,43 @@ class TitleMentions:
         options: MentionOptions | None = None,
     ) -> None:
         self._options = options or MentionOptions()
+        self._stop_words = stop_words
         self._documents: dict[tuple[str, ...], list[int]] = {}
+        self._words_of: dict[int, tuple[str, ...]] = {}  # the usable title of each document
         for document_id, title in titles:
-            words = tuple(_PART.findall(_DISAMBIGUATION.sub("", title)))
-            if self._usable(words, stop_words):
-                self._documents.setdefault(words, []).append(document_id)
+            self._add(document_id, title)
         self._longest = max((len(w) for w in self._documents), default=0)
+
+    def changed(self, titles: Mapping[int, str | None]) -> TitleMentions:
+        """A copy with these documents' titles replaced (None: the document is gone); the
+        lists it changes are new, so this one is left as it was."""
+        copy = TitleMentions((), stop_words=self._stop_words, options=self._options)
+        copy._documents = dict(self._documents)
+        copy._words_of = dict(self._words_of)
+        for document_id, title in titles.items():
+            words = copy._words_of.pop(document_id, None)
+            if words is not None:
+                remaining = [d for d in copy._documents[words] if d != document_id]
+                if remaining:
+                    copy._documents[words] = remaining
+                else:
+                    del copy._documents[words]
+            words = None if title is None else copy._usable_words(title)
+            if words is not None:
+                copy._documents[words] = [*copy._documents.get(words, []), document_id]
+                copy._words_of[document_id] = words
+        copy._longest = max((len(w) for w in copy._documents), default=0)
+        return copy
+
+    def _add(self, document_id: int, title: str) -> None:
+        words = self._usable_words(title)
+        if words is not None:
+            self._documents.setdefault(words, []).append(document_id)
+            self._words_of[document_id] = words
+
+    def _usable_words(self, title: str) -> tuple[str, ...] | None:
+        words = tuple(_PART.findall(_DISAMBIGUATION.sub("", title)))
+        return words if self._usable(words, self._stop_words) else None
 
     def __len__(self) -> int:
         return len(self._documents)

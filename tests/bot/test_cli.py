@@ -54,6 +54,25 @@ async def test_index_then_ask_over_database_url_prints_verified_quotes(
     assert "Traceback" not in missing.stderr
 
 
+async def test_demo_writes_its_replies_as_a_slack_preview_page(
+    database_url: str, tmp_path: Path
+) -> None:
+    handbook = tmp_path / "handbook" / "pages"
+    handbook.mkdir(parents=True)
+    for page in (FIXTURES / "kb").glob("*.md"):
+        (handbook / page.name).write_text(page.read_text())
+    home = tmp_path / "home"
+    env = {"DATABASE_URL": database_url, "KB_HOME": str(home), "KB_SAMPLE_KB": str(handbook.parent)}
+    result = kb("demo", "--no-prompt", env=env)
+    assert result.returncode == 0, result.stderr
+    preview = home / "demo-replies.html"
+    assert result.stdout.rstrip().endswith(f"The replies as Slack would show them: {preview}")
+    page = preview.read_text()
+    assert page.count('class="message user"') == 3
+    assert "How do I request leave?" in page and "HRLinks" in page
+    assert "Why this answer?" in page
+
+
 async def test_an_unreachable_database_url_fails_with_one_clear_line(tmp_path: Path) -> None:
     env = {"DATABASE_URL": "postgresql://kb:s3cret-pass@127.0.0.1:9/kb", "KB_HOME": str(tmp_path)}
     result = kb("status", env=env, timeout=60)

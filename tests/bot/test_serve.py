@@ -48,7 +48,7 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
     )
     port = free_port()
     env = {
-        **os.environ,
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
         "DATABASE_URL": database_url,
         "KB_HOME": str(tmp_path / "home"),
         "KB_SOURCES": str(sources),
@@ -87,3 +87,8 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
         _, err = await asyncio.wait_for(process.communicate(), timeout=60)
         await conn.close()
     assert process.returncode == 0, err.decode()
+    # No Slack tokens: it says which to set, in one line, and served health and the schedule.
+    assert (
+        "Slack is off: set SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN "
+        "(Socket Mode)" in err.decode()
+    )

@@ -43,3 +43,23 @@ async def test_a_large_batch_keeps_its_order_and_each_texts_own_vector(
     for row, single in zip(together, alone, strict=True):
         assert float(row @ single[0]) > 0.9999
     assert float(together[0] @ together[10]) < 0.9999  # different texts, different rows
+
+
+def test_the_embedding_thread_can_run_below_the_event_loops_priority() -> None:
+    import os
+    import threading
+
+    from store.embedding import _lower_thread_priority
+
+    seen: list[int] = []
+
+    def worker() -> None:
+        tid = threading.get_native_id()
+        before = os.getpriority(os.PRIO_PROCESS, tid)
+        _lower_thread_priority(3)
+        seen.append(os.getpriority(os.PRIO_PROCESS, tid) - before)
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join()
+    assert seen == [3]  # that thread only: on Linux each thread has its own nice value

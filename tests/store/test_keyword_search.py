@@ -15,16 +15,13 @@ from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.filters import ChunkFilter
-from store.keyword_search import (
-    BREAK,
-    Bm25Index,
-    KeywordOptions,
-    KeywordSearch,
-    PairIndex,
-    TermSequences,
-    Vocabulary,
-    _grouped,
-)
+from store.keyword_search import KeywordOptions, KeywordSearch
+from store.keyword_search.bm25 import Bm25Index, Bm25Parameters
+from store.keyword_search.live import Bm25Statistics, LiveBm25, document_frequencies
+from store.keyword_search.pairs import PairIndex, PairVocabulary, pair_occurrences, query_pairs
+from store.keyword_search.segmented import ChunkColumns, Segment, SegmentedIndex, SegmentPolicy
+from store.keyword_search.segments import Postings
+from store.keyword_search.terms import BREAK, TermSequences, Vocabulary, grouped
 from store.text_analysis import TextAnalyzer
 
 CORPUS = [
@@ -132,9 +129,9 @@ def test_word_ids_newer_than_a_pair_index_match_nothing_there() -> None:
 def test_grouping_falls_back_to_a_two_key_sort_when_packed_keys_would_overflow() -> None:
     rng = np.random.default_rng(7)
     major, minor = rng.integers(0, 50, 500), rng.integers(0, 9, 500)
-    packed = _grouped(major, minor, 10)
+    packed = grouped(major, minor, 10)
     # A minor range this wide cannot be packed into int64 keys beside any major.
-    unpacked = _grouped(major, minor, 2**62)
+    unpacked = grouped(major, minor, 2**62)
     for a, b in zip(packed, unpacked, strict=True):
         assert np.array_equal(a, b)
     assert packed[2].sum() == 500 and len(packed[0]) == len(set(zip(major, minor, strict=True)))
@@ -190,6 +187,88 @@ def test_top_ranks_like_rank_bm25_and_honours_the_mask(analyzer: TextAnalyzer) -
     allowed = np.zeros(len(CORPUS), dtype=bool)
     allowed[6] = True
     assert [i for i, _ in index.top(vocabulary.lookup(terms), limit=3, allowed=allowed)] == [6]
+
+
+# --- segments, scored lazily ----------------------------------------------------------
+
+
+def _segment_of(documents: list[list[str]], first_id: int, vocabulary: Vocabulary) -> Segment:
+    sequences = TermSequences.of([vocabulary.ids(d) for d in documents])
+    ids = np.arange(first_id, first_id + len(documents), dtype=np.int64)
+    columns = ChunkColumns(ids, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids)))
+    words = Postings.build(sequences.terms, sequences.owner, sequences.size)
+    return Segment(columns, words, None)
+
+
+def _live_scores(index: SegmentedIndex, vocabulary: Vocabulary, terms: list[str]) -> dict:
+    scores = index.words.scores(vocabulary.lookup(terms))
+    live = np.flatnonzero(index.alive)
+    return dict(zip(index.columns.chunk_ids[live].tolist(), scores[live].tolist(), strict=True))
+
+
+def test_segments_score_like_rank_bm25_over_the_live_documents(analyzer: TextAnalyzer) -> None:
+    documents = analyzer.terms_of_all(CORPUS)
+    # "common" is in most live documents at the end: its idf is the epsilon floor.
+    documents = [[*d, "common"] for d in documents[:6]] + documents[6:]
+    vocabulary, parameters = Vocabulary(), Bm25Parameters()
+    first = _segment_of(documents[:4], 0, vocabulary)
+    second = _segment_of(documents[4:], 4, vocabulary)
+    index = SegmentedIndex.of(
+        [first, second], vocabulary_sizes=(len(vocabulary), 0), parameters=parameters,
+        with_pairs=False,
+    )  # fmt: skip
+    added = [["staff", "leav", "new"], ["common", "deploy", "deploy"]]
+    changed = index.with_changes(
+        removed_documents=np.array([1, 6]),
+        added=_segment_of(added, 8, vocabulary),
+        vocabulary_sizes=(len(vocabulary), 0),
+    )
+    merged = changed.merge_small(SegmentPolicy(small=100, fanout=2))
+    assert merged is not None and len(merged.segments) == 1 and merged.size == 8
+    # No segment is small here; the two with a quarter masked are rewritten without it.
+    compacted = changed.merge_small(SegmentPolicy(small=1, fanout=9, masked=0.25))
+    assert compacted is not None and len(compacted.segments) == 2 and compacted.size == 8
+    assert changed.merge_small(SegmentPolicy(small=1, fanout=9, masked=0.3)) is None
+    live = {i: d for i, d in enumerate(documents) if i not in (1, 6)} | {8: added[0], 9: added[1]}
+    reference = BM25Okapi(list(live.values()))
+    for query in ("staff leave", "common deploy", "error_code_42 deploy", "quantum"):
+        terms = analyzer.terms(query) or ["quantum"]
+        expected = dict(zip(live, reference.get_scores(terms).tolist(), strict=True))
+        for state in (changed, merged, compacted):
+            ours = _live_scores(state, vocabulary, terms)
+            assert ours.keys() == expected.keys()
+            assert np.allclose([ours[i] for i in live], [expected[i] for i in live], rtol=1e-5)
+    # The masked documents score nothing even where their terms match.
+    assert changed.words.statistics.chunks == 8 and not changed.alive[[1, 6]].any()
+
+
+def test_pairs_as_dense_terms_score_like_the_eager_pair_index(analyzer: TextAnalyzer) -> None:
+    vocabulary, pair_ids = Vocabulary(), PairVocabulary()
+    words = [vocabulary.ids(analyzer.analyse(t).words) for t in CORPUS]
+    runs = [np.insert(w, min(2, len(w)), BREAK) for w in words]  # no pair across a BREAK
+    sequences = TermSequences.of(runs)
+    eager = PairIndex.build(sequences)
+    keys, owner = pair_occurrences(sequences)
+    postings = Postings.build(pair_ids.ids(keys), owner, sequences.size)
+    df = document_frequencies([(postings, np.ones(len(CORPUS), bool))], len(pair_ids))
+    lengths = int(postings.lengths.sum())
+    statistics = Bm25Statistics.of(
+        chunks=len(CORPUS), total_length=lengths, df=df, parameters=Bm25Parameters()
+    )
+    live = LiveBm25.over([postings], statistics, Bm25Parameters())
+    for query in ("staff request annual leave", "leave travel, leave travel", "annual staff"):
+        ids = vocabulary.known_ids(analyzer.analyse(query).words)
+        ours = live.scores(pair_ids.known(query_pairs(ids)))
+        assert np.allclose(ours, eager.index.scores(eager.query(ids)), rtol=1e-5, atol=1e-6)
+    assert pair_ids.ids(keys[:3]).tolist() == pair_ids.ids(keys[:3]).tolist()  # ids are fixed
+
+
+def test_postings_list_the_terms_of_the_chunks_asked_for() -> None:
+    postings = Postings.build(np.array([5, 3, 5, 3, 9]), np.array([0, 0, 0, 1, 2]), 3)
+    assert postings.terms.tolist() == [3, 5, 9] and postings.tf.tolist() == [1, 1, 2, 1]
+    assert sorted(postings.terms_of(np.array([0])).tolist()) == [3, 5]
+    assert sorted(postings.terms_of(np.array([1, 2])).tolist()) == [3, 9]
+    assert postings.lengths.tolist() == [3, 1, 1]
 
 
 # --- against Postgres -------------------------------------------------------------------
@@ -367,18 +446,97 @@ async def test_an_empty_corpus_finds_nothing(pool: asyncpg.Pool) -> None:
         await search.close()
 
 
-async def test_after_a_reindex_the_previous_index_answers_until_the_rebuild_is_done(
+async def test_during_a_full_read_the_previous_index_answers_until_it_is_done(
     pool: asyncpg.Pool, repo: DocumentRepository
 ) -> None:
-    search = KeywordSearch(CorpusReader(pool))  # serve_stale is the default
+    # No change is small enough to apply in place: every one makes a full read.
+    options = KeywordOptions(max_changed_documents=0)  # serve_stale is the default
+    search = KeywordSearch(CorpusReader(pool), options=options)
     try:
         assert await search.search("laptops") == []
         built = search.version
         await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
         assert await search.search("laptops") == []  # answered at once, from the old index
-        await search.refresh()  # waits for the background rebuild
+        await search.refresh()  # waits for the background read
         assert search.version is not None and built is not None and search.version > built
+        assert search.last_build is not None and search.last_build.kind == "full"
         assert [h.uri for h in await search.search("laptops")] == ["equipment.md"]
         assert await _pair_hits(search, pool, "laptops is requested") == [CORPUS[6]]
     finally:
+        await search.close()
+
+
+async def test_one_changed_document_is_searchable_at_once_without_a_full_read(
+    pool: asyncpg.Pool, repo: DocumentRepository
+) -> None:
+    search = KeywordSearch(CorpusReader(pool))  # serve_stale, as the product runs it
+    try:
+        assert await search.search("laptops") == []
+        await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
+        assert [h.uri for h in await search.search("laptops")] == ["equipment.md"]
+        assert search.last_build is not None
+        assert (search.last_build.kind, search.last_build.analysed) == ("update", 1)
+        assert await _pair_hits(search, pool, "laptops is requested") == [CORPUS[6]]
+        # Replaced: the old text is gone, the new one is found, the rest is untouched.
+        await _store(repo, "handbook", "travel.md", "Travel", ["Trains need a booking code."])
+        assert [h.uri for h in await search.search("trains booking")] == ["travel.md"]
+        assert await _scored_ids(search, "receipts reimbursed") == []  # not even a stale id
+        assert search.last_build.kind == "update"
+        assert {h.uri for h in await search.search("leave")} == {"leave.md"}
+    finally:
+        await search.close()
+
+
+async def _scored_ids(search: KeywordSearch, query: str) -> list[int]:
+    """The chunk ids the index itself returns (`search` would skip ids no longer stored)."""
+    found = await search.search_scored(search.analyzer.terms(query), limit=10)
+    return [chunk_id for chunk_id, _ in found.top]
+
+
+async def test_deleted_chunks_never_come_back_through_updates_and_merges(
+    pool: asyncpg.Pool, repo: DocumentRepository
+) -> None:
+    # Every update makes a small segment; two of them are merged at once.
+    options = KeywordOptions(segments=SegmentPolicy(small=1_000, fanout=2))
+    search = KeywordSearch(CorpusReader(pool), options=options)
+    try:
+        assert [h.uri for h in await search.search("receipts")] == ["travel.md"]
+        source_id = await repo.ensure_source(name="handbook", kind="test")
+        await repo.delete_documents(source_id=source_id, uris=["travel.md"])
+        assert await _scored_ids(search, "receipts") == []
+        for number in range(4):  # updates, merges, and a document edited twice
+            await _store(repo, "handbook", "equipment.md", "Equipment", [f"{CORPUS[6]} {number}"])
+            await _store(repo, "handbook", f"more-{number}.md", "More", [CORPUS[5]])
+            assert await _scored_ids(search, "receipts") == []
+            assert await _pair_hits(search, pool, "receipts are reimbursed") == []
+            laptops = await search.search("laptops")
+            assert [h.text for h in laptops] == [f"{CORPUS[6]} {number}"]
+        assert search.last_build is not None and search.last_build.kind == "update"
+        hits = await search.search_scored(search.analyzer.terms("tests parallel"), limit=10)
+        assert hits.matched == 4  # one live chunk per more-N.md, none twice
+    finally:
+        await search.close()
+
+
+async def test_a_write_that_commits_after_a_later_one_is_not_missed(
+    pool: asyncpg.Pool, repo: DocumentRepository, database_url: str
+) -> None:
+    search = KeywordSearch(CorpusReader(pool))
+    slow = await asyncpg.connect(database_url)
+    try:
+        assert await search.search("laptops") == []
+        # A transaction that wrote first but commits last (two reindex workers, say); it
+        # bumps the version only at the end, as every writer does.
+        transaction = slow.transaction()
+        await transaction.start()
+        await slow.execute(
+            "UPDATE documents SET title = 'Laptops and travel' WHERE uri = 'travel.md'"
+        )
+        await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
+        assert [h.uri for h in await search.search("laptops")] == ["equipment.md"]
+        await slow.execute("UPDATE corpus_version SET version = version + 1")
+        await transaction.commit()
+        assert {h.uri for h in await search.search("laptops")} == {"equipment.md", "travel.md"}
+    finally:
+        await slow.close()
         await search.close()

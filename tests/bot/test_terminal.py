@@ -1,11 +1,13 @@
-"""Rendering an answer: a conflict is shown with both sides, a reply as itself."""
+"""Rendering an answer for the terminal and for Slack: a conflict is shown with both
+sides, a sub-question found nothing for as "Not found", a reply as itself."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion
-from bot.blocks import answer_blocks, answer_text
+from bot.slack.blocks import answer_messages
+from bot.terminal import answer_text
 
 
 def _citation(number: int, title: str, year: int) -> Citation:
@@ -32,10 +34,12 @@ def test_a_conflict_and_a_missing_sub_question_are_shown_beside_the_claims() -> 
     )
     text = answer_text(answer)
     assert "“Up to 2 days per week.” [1]" in text and "“Up to 3 days per week.” [2]" in text
-    assert "! The sources disagree: [2] is newer." in text
+    assert "Sources disagree on remote days: [1], [2]; [2] is newer" in text
     assert "Not found: stipend" in text
-    blocks = answer_blocks(answer)
-    assert any("The sources disagree" in b["text"]["text"] for b in blocks if "text" in b)
+    blocks = [b for m in answer_messages(answer) for b in m.blocks]
+    texts = [b["text"]["text"] for b in blocks if "text" in b and isinstance(b["text"], dict)]
+    assert any("Sources disagree" in t for t in texts)
+    assert any("stipend" in t for t in texts)
 
 
 def test_a_reply_without_retrieval_is_shown_as_itself() -> None:
@@ -44,4 +48,5 @@ def test_a_reply_without_retrieval_is_shown_as_itself() -> None:
         escalate=False, reply="You're welcome.",
     )  # fmt: skip
     assert answer_text(answer) == "You're welcome."
-    assert answer_blocks(answer)[0]["text"]["text"] == "You're welcome."
+    first = answer_messages(answer)[0].blocks[0]
+    assert first["text"]["text"] == "You're welcome."

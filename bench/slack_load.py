@@ -1,0 +1,327 @@
+"""Load benchmark of the Slack app: ack latency while answers are computed, exactly once.
+
+Starts an embedded Postgres in a temporary folder, indexes a corpus (the bundled
+handbook by default) with `kb index`, starts the fake Slack Web API of the tests
+(tests/bot/slack/rig.py) on an ephemeral port and `kb serve` as a real process pointed
+at it (SLACK_API_URL), then sends N signed `app_mention` events (HTTP mode, each a new
+question in its own thread), C at a time, and measures:
+
+- ack latency (request sent → HTTP response) p50 / p99 / max, against the target
+  p99 < 250 ms while answers are being computed;
+- answers posted: every thread gets exactly one answer (a `chat.update` carrying the
+  `kb_answer` metadata), none twice, none missing;
+- total time from the first event to the last answer.
+
+The same N events, C at a time, then go to a bare aiohttp handler in its own process
+that only acks (no signature check, no database, no bolt): the floor the bot's ack
+path is compared with. Prints a Markdown report and writes it to
+bench/results/slack_load.md. Run from the repository root:
+
+    python bench/slack_load.py                       # 200 events, 50 at a time, handbook
+    python bench/slack_load.py --events 20 --corpus fixture --no-output   # smoke run
+"""
+
+from __future__ import annotations
+
+from _env import REPO  # first: the environment, before numpy loads
+
+# isort: split
+
+import argparse
+import asyncio
+import math
+import os
+import platform
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+from aiohttp import web
+
+from store.embedded import start_embedded_postgres
+from tests.bot.slack.rig import SIGNING_SECRET, FakeSlack, SlackSender, mention
+
+QUESTIONS = {
+    "handbook": [
+        "How do I request annual leave?",
+        "How do I book travel and get reimbursed?",
+        "What should I do in my first week?",
+        "How do I get a laptop?",
+        "Who approves my timesheet?",
+        "How much sick leave do I earn?",
+        "How do I set up my PIV card?",
+        "What is the policy on working remotely?",
+    ],
+    "fixture": [
+        "How do I request annual leave?",
+        "How do I get reimbursed after a trip?",
+        "What do I do if my laptop breaks?",
+        "Can sick leave be requested after the fact?",
+    ],
+}
+CORPORA = {"handbook": None, "fixture": REPO / "tests" / "fixtures" / "kb"}
+
+
+@dataclass(frozen=True, slots=True)
+class Latencies:
+    label: str
+    seconds: list[float]
+    statuses: Counter[int]
+
+    @property
+    def ms(self) -> list[float]:
+        return sorted(s * 1000 for s in self.seconds)
+
+    @property
+    def p99_ms(self) -> float:
+        """The nearest-rank 99th percentile."""
+        ms = self.ms
+        return ms[min(len(ms) - 1, math.ceil(0.99 * len(ms)) - 1)]
+
+    def later(self, skip: int) -> Latencies:
+        """The same run without its first `skip` requests (the cold start)."""
+        return Latencies(f"{self.label}, after the first {skip}", self.seconds[skip:], Counter())
+
+    def row(self) -> str:
+        ms = self.ms
+        return (
+            f"| {self.label} | {len(ms)} | {statistics.median(ms):.1f} | {self.p99_ms:.1f} | "
+            f"{ms[-1]:.1f} | {dict(self.statuses)} |"
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def send_all(sender: SlackSender, bodies: list[dict], concurrency: int, label: str):
+    gate = asyncio.Semaphore(concurrency)
+    statuses: Counter[int] = Counter()
+
+    async def one(index: int, body: dict) -> None:
+        async with gate:
+            sent = await sender.event(body)
+            seconds[index] = sent.seconds
+            statuses[sent.status] += 1
+
+    seconds = [0.0] * len(bodies)
+    await asyncio.gather(*(one(i, b) for i, b in enumerate(bodies)))
+    return Latencies(label, seconds, statuses)
+
+
+def events(count: int, corpus: str) -> list[dict]:
+    questions = QUESTIONS[corpus]
+    base = int(time.time())
+    return [
+        mention(
+            questions[i % len(questions)],
+            ts=f"{base}.{i:06d}",
+            event_id=f"EvLoad{i}",
+            channel="CLOAD",
+        )
+        for i in range(count)
+    ]
+
+
+async def wait_healthy(http: aiohttp.ClientSession, port: int, process, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise SystemExit(f"the server on port {port} exited with {process.returncode}")
+        try:
+            async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
+                if response.status == 200:
+                    return
+        except aiohttp.ClientConnectionError:
+            pass
+        await asyncio.sleep(0.2)  # polling another process's start-up
+    raise SystemExit(f"the server on port {port} never became healthy")
+
+
+def answers_per_thread(fake: FakeSlack) -> Counter[str]:
+    """How many answers (chat.update with kb_answer metadata) each placeholder got."""
+    return Counter(
+        c.params["ts"]
+        for c in fake.calls_to("chat.update")
+        if (c.params.get("metadata") or {}).get("event_type") == "kb_answer"
+    )
+
+
+async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, dict]:
+    database = await start_embedded_postgres(workdir / "pg")
+    fake = FakeSlack()
+    await fake.start()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+        "DATABASE_URL": database.dsn,
+        "KB_HOME": str(workdir / "home"),
+        "KB_SOURCES": str(workdir / "no-sources.toml"),  # none: nothing scheduled
+        "SLACK_BOT_TOKEN": "xoxb-bench-token",
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": fake.base_url,
+    }
+    corpus = CORPORA[args.corpus]
+    index = [sys.executable, "-m", "bot", "index", *([str(corpus)] if corpus else [])]
+    print(f"indexing the {args.corpus} corpus…", file=sys.stderr)
+    subprocess.run(index, env=env, cwd=REPO, check=True, capture_output=True)
+    port = free_port()
+    log = (workdir / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bot", "serve"],
+        env={**env, "KB_PORT": str(port)},
+        cwd=REPO,
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        async with aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=args.concurrency)
+        ) as http:
+            await wait_healthy(http, port, server, timeout=300)
+            sender = SlackSender(http, f"http://127.0.0.1:{port}/slack/events")
+            started = time.monotonic()
+            acks = await send_all(
+                sender, events(args.events, args.corpus), args.concurrency, "kb serve"
+            )
+            print(f"acked {args.events}; waiting for the answers…", file=sys.stderr)
+            await fake.wait_for(
+                "chat.update",
+                count=args.events,
+                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+                timeout=args.timeout,
+            )
+            total = time.monotonic() - started
+            per_thread = answers_per_thread(fake)
+            placeholders = len(fake.calls_to("chat.postMessage"))
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=120)
+        log.close()
+        await fake.close()
+        database.stop()
+    outcome = {
+        "total_seconds": total,
+        "answers": sum(per_thread.values()),
+        "threads_answered": len(per_thread),
+        "answered_twice": sum(1 for n in per_thread.values() if n > 1),
+        "placeholders": placeholders,
+    }
+    return acks, outcome
+
+
+async def bare_run(args: argparse.Namespace) -> Latencies:
+    port = free_port()
+    server = subprocess.Popen([sys.executable, __file__, "--serve-bare", str(port)], cwd=REPO)
+    try:
+        async with aiohttp.ClientSession(
+            connector=aiohttp.TCPConnector(limit=args.concurrency)
+        ) as http:
+            await wait_healthy(http, port, server, timeout=60)
+            sender = SlackSender(http, f"http://127.0.0.1:{port}/slack/events")
+            return await send_all(
+                sender, events(args.events, args.corpus), args.concurrency, "bare aiohttp ack"
+            )
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=30)
+
+
+def serve_bare(port: int) -> None:
+    """The baseline: read the body, answer 200 with nothing, nothing else."""
+
+    async def ack(request: web.Request) -> web.Response:
+        await request.read()
+        return web.Response(status=200)
+
+    async def health(request: web.Request) -> web.Response:
+        return web.json_response({"status": "ok"})
+
+    app = web.Application()
+    app.router.add_post("/slack/events", ack)
+    app.router.add_get("/healthz", health)
+    web.run_app(app, host="127.0.0.1", port=port, print=None)
+
+
+def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: dict) -> str:
+    target = "pass" if bot.p99_ms < 250 else "FAIL"
+    once = (
+        outcome["answers"] == args.events
+        and outcome["threads_answered"] == args.events
+        and outcome["answered_twice"] == 0
+    )
+    lines = [
+        "# Slack load: ack latency while answers are computed",
+        "",
+        f"{args.events} signed `app_mention` events, {args.concurrency} at a time, over HTTP "
+        f"to `kb serve` (a real process; fake Web API of tests/bot/slack/rig.py), corpus: "
+        f"{args.corpus}; each event a new question in its own thread.",
+        "",
+        "| server | requests | ack p50 ms | ack p99 ms | max ms | statuses |",
+        "|---|---|---|---|---|---|",
+        bot.row(),
+        bot.later(args.concurrency).row(),
+        bare.row(),
+        "",
+        f"The first {args.concurrency} requests are the cold start: the first burst meets "
+        "a process that has not yet called Slack or answered anything.",
+        "",
+        f"- target p99 < 250 ms while answers are computed: **{target}** "
+        f"({bot.p99_ms:.1f} ms; the bare handler's p99 {bare.p99_ms:.1f} ms)",
+        f"- answers posted: {outcome['answers']} for {outcome['threads_answered']} threads, "
+        f"{outcome['answered_twice']} answered twice, placeholders "
+        f"{outcome['placeholders']}: **{'exactly once' if once else 'NOT exactly once'}**",
+        f"- total, first event to last answer: {outcome['total_seconds']:.1f} s "
+        f"({args.events / outcome['total_seconds']:.2f} answers/s with "
+        f"KB_SLACK_RUNS_PER_WORKSPACE=2)",
+        "",
+        "## Machine",
+        "",
+        f"- {os.cpu_count()} CPUs, {platform.processor() or platform.machine()}, "
+        f"Python {platform.python_version()}, {platform.platform()}",
+        f"- load average after the run: {', '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        f"- {datetime.now(UTC):%Y-%m-%d %H:%M} UTC; command: "
+        f"`python bench/slack_load.py {' '.join(sys.argv[1:])}`".rstrip(),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--events", type=int, default=200)
+    parser.add_argument("--concurrency", type=int, default=50)
+    parser.add_argument("--corpus", choices=sorted(CORPORA), default="handbook")
+    parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for answers")
+    parser.add_argument("--output", type=Path, default=REPO / "bench" / "results" / "slack_load.md")
+    parser.add_argument("--no-output", action="store_true", help="print only; write no file")
+    parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.serve_bare:
+        serve_bare(args.serve_bare)
+        return
+
+    async def run() -> str:
+        with tempfile.TemporaryDirectory(prefix="kb-slack-load-") as tmp:
+            bot, outcome = await bot_run(args, Path(tmp))
+        bare = await bare_run(args)
+        return report(args, bot, bare, outcome)
+
+    text = asyncio.run(run())
+    print(text)
+    if not args.no_output:
+        args.output.write_text(text, encoding="utf-8")
+        print(f"written to {args.output}", file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,2 @@
+"""The Slack app: transports, middleware, listeners, the conversation with the agent, and
+what it posts (Block Kit)."""

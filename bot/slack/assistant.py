@@ -1,0 +1,137 @@
+"""Slack's assistant panel: a greeting with suggested prompts, then answers in its threads.
+
+`assistant_thread_started` records the thread (so its messages are told apart from
+ordinary DM threads), greets, and suggests prompts drawn from the collections the panel
+may see. Each user message is answered like any other question, with the thread's
+earlier turns, the panel's access, `assistant.threads.setStatus` while working, and the
+thread titled after its first question. The thread context Slack sends is kept in
+Postgres (`StoredThreadContext`) instead of bolt's default, which rewrites the first
+bot message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from slack_bolt.context.assistant.thread_context import AssistantThreadContext
+from slack_bolt.context.assistant.thread_context_store.async_store import (
+    AsyncAssistantThreadContextStore,
+)
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.config import Access
+from bot.slack.conversation import Asked, Conversation
+from bot.slack.notices import ASSISTANT_GREETING
+from bot.slack.predicates import message_key, question_text
+from bot.slack.replies import AssistantReply
+from store.catalog import Catalog, CollectionSummary
+from store.conversations import AssistantThreads
+from store.deliveries import DeliveryLog
+
+MAX_PROMPTS = 4
+TITLE_LENGTH = 60
+
+
+def suggested_prompts(collections: list[CollectionSummary]) -> list[dict[str, str]]:
+    """One prompt per collection (a document title as the topic), at most four."""
+    prompts = []
+    for collection in collections[:MAX_PROMPTS]:
+        topic = collection.sample_titles[0] if collection.sample_titles else collection.name
+        prompts.append(
+            {
+                "title": f"Ask about {collection.name}"[:75],
+                "message": f"What should I know about {topic}?",
+            }
+        )
+    return prompts
+
+
+class StoredThreadContext(AsyncAssistantThreadContextStore):
+    """bolt's thread context store, on the assistant_threads table."""
+
+    def __init__(self, threads: AssistantThreads) -> None:
+        self._threads = threads
+
+    async def save(self, *, channel_id: str, thread_ts: str, context: dict[str, str]) -> None:
+        await self._threads.save_context(
+            channel_id=channel_id, thread_ts=thread_ts, context=context
+        )
+
+    async def find(self, *, channel_id: str, thread_ts: str) -> AssistantThreadContext | None:
+        found = await self._threads.context(channel_id=channel_id, thread_ts=thread_ts)
+        return AssistantThreadContext(found) if found else None
+
+
+class AssistantDesk:
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        conversation: Conversation,
+        threads: AssistantThreads,
+        deliveries: DeliveryLog,
+        catalog: Catalog,
+        access: Access,
+    ) -> None:
+        self._client = client
+        self._conversation = conversation
+        self._threads = threads
+        self._deliveries = deliveries
+        self._catalog = catalog
+        self._access = access
+
+    async def is_assistant_thread(self, event: Mapping[str, Any]) -> bool:
+        thread_ts = event.get("thread_ts")
+        if not thread_ts or not event.get("channel"):
+            return False
+        return await self._threads.exists(channel_id=str(event["channel"]), thread_ts=thread_ts)
+
+    async def started(self, event: Mapping[str, Any]) -> None:
+        thread = event["assistant_thread"]
+        channel, thread_ts = str(thread["channel_id"]), str(thread["thread_ts"])
+        await self._threads.started(
+            channel_id=channel,
+            thread_ts=thread_ts,
+            user_id=str(thread.get("user_id", "")),
+            context=thread.get("context") or {},
+        )
+        await self._client.chat_postMessage(
+            channel=channel, thread_ts=thread_ts, text=ASSISTANT_GREETING
+        )
+        collections = [c for c in await self._catalog.collections() if self._access.allows(c.name)]
+        prompts = suggested_prompts(collections)
+        if prompts:
+            await self._client.assistant_threads_setSuggestedPrompts(
+                channel_id=channel, thread_ts=thread_ts, prompts=prompts
+            )
+
+    async def user_message(
+        self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str
+    ) -> None:
+        question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
+        if not question or not await self._deliveries.claim(message_key(event), kind="message"):
+            return
+        channel, thread_ts = str(event["channel"]), str(event["thread_ts"])
+        if await self._threads.claim_title(channel_id=channel, thread_ts=thread_ts):
+            await self._client.assistant_threads_setTitle(
+                channel_id=channel, thread_ts=thread_ts, title=_title(question)
+            )
+        asked = Asked(
+            team_id=team_id,
+            channel_id=channel,
+            user_id=str(event.get("user", "")),
+            question=question,
+            surface="assistant",
+            access=self._access,
+            bot_user_id=bot_user_id,
+            thread_ts=thread_ts,
+            message_ts=str(event.get("ts")),
+            with_history=True,
+        )
+        reply = AssistantReply(self._client, channel_id=channel, thread_ts=thread_ts)
+        await self._conversation.run(asked, reply)
+
+
+def _title(question: str) -> str:
+    return question if len(question) <= TITLE_LENGTH else question[: TITLE_LENGTH - 1] + "…"

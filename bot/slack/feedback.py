@@ -1,0 +1,38 @@
+"""👍 / 👎 on an answer: one vote per run and user (a second click changes it), and on 👎 a
+modal for an optional comment."""
+
+from __future__ import annotations
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.clicks import Click
+from bot.slack.notices import FEEDBACK_THANKS
+from bot.slack.views import FeedbackCommentForm, feedback_comment_modal
+from store.feedback import FeedbackRepository
+
+
+class FeedbackDesk:
+    def __init__(self, *, client: AsyncWebClient, feedback: FeedbackRepository) -> None:
+        self._client = client
+        self._feedback = feedback
+
+    async def vote(self, click: Click, *, vote: int) -> None:
+        if click.run_id is None:
+            return
+        await self._feedback.vote(run_id=click.run_id, user_id=click.user_id, vote=vote)
+        if vote < 0 and click.trigger_id:
+            await self._client.views_open(
+                trigger_id=click.trigger_id,
+                view=feedback_comment_modal(FeedbackCommentForm(run_id=click.run_id)),
+            )
+        elif click.channel_id:  # a click that shows nothing looks broken
+            await self._client.chat_postEphemeral(
+                channel=click.channel_id,
+                user=click.user_id,
+                thread_ts=click.thread_ts,
+                text=FEEDBACK_THANKS,
+            )
+
+    async def comment(self, *, run_id: int, user_id: str, text: str) -> None:
+        if text:
+            await self._feedback.comment(run_id=run_id, user_id=user_id, comment=text)

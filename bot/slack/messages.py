@@ -1,0 +1,104 @@
+"""Messages and mentions: which ones the bot answers, where, with what history and access.
+
+`app_mention` and `message` events both end here. The route is a pure decision
+(predicates.route); the answer is claimed once per message, so a message that arrives
+both as a mention and as a message event is answered once, whichever comes first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.conversation import Asked, Conversation
+from bot.slack.predicates import (
+    Route,
+    is_dm,
+    is_thread_reply,
+    message_key,
+    question_text,
+    route,
+    thread_of,
+)
+from bot.slack.replies import ThreadReply
+from store.conversations import ConversationLog
+from store.deliveries import DeliveryLog
+
+
+class MessageDesk:
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        conversation: Conversation,
+        conversations: ConversationLog,
+        deliveries: DeliveryLog,
+        access: AccessPolicy,
+        options: BotOptions,
+    ) -> None:
+        self._client = client
+        self._conversation = conversation
+        self._conversations = conversations
+        self._deliveries = deliveries
+        self._access = access
+        self._options = options
+
+    async def handle(self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str) -> None:
+        decision = await self._route(event, bot_user_id)
+        if decision is Route.IGNORE:
+            return
+        question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
+        if not question:
+            return
+        if not await self._deliveries.claim(message_key(event), kind="message"):
+            return
+        channel = str(event["channel"])
+        # In a DM the answer goes in the message's thread when it has one, else below it.
+        thread_ts = event.get("thread_ts") if is_dm(event) else thread_of(event)
+        asked = Asked(
+            team_id=team_id,
+            channel_id=channel,
+            user_id=str(event.get("user", "")),
+            question=question,
+            surface=_surface(event, decision),
+            access=self._access.for_channel(channel, channel_type=event.get("channel_type")),
+            bot_user_id=bot_user_id,
+            thread_ts=thread_ts,
+            message_ts=str(event.get("ts")),
+            with_history=is_thread_reply(event),
+            grounded_only=decision is Route.ANSWER_IF_GROUNDED,
+        )
+        reply = ThreadReply(
+            self._client,
+            channel_id=channel,
+            thread_ts=thread_ts,
+            show_progress=decision is Route.ANSWER,
+        )
+        await self._conversation.run(asked, reply)
+
+    async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
+        answered = False
+        if is_thread_reply(event) and not is_dm(event):
+            answered = await self._conversations.answered_thread(
+                channel_id=str(event.get("channel")), thread_ts=str(event.get("thread_ts"))
+            )
+        return route(
+            event,
+            bot_user_id=bot_user_id,
+            help_channels=self._options.help_channels,
+            thread_answered=answered,
+            thread_needs_mention=self._options.thread_needs_mention,
+        )
+
+
+def _surface(event: Mapping[str, Any], decision: Route) -> str:
+    if decision is Route.ANSWER_IF_GROUNDED:
+        return "help"
+    if is_dm(event):
+        return "dm"
+    if is_thread_reply(event):
+        return "thread"
+    return "mention"

@@ -1,0 +1,91 @@
+"""Cross-cutting concerns, as bolt global middleware, and log redaction.
+
+- `drop_noise`: the bot's own messages, edits, deletions, joins, (by setting) other
+  bots, and channel chatter no thread or setting could make it answer are acknowledged
+  and dropped before any listener sees them or anything is written.
+- `mark_delivery`: names the delivery (the event id; for slash commands, buttons and
+  modals a fingerprint of the payload). The listener acks, then its work starts only
+  once that name is recorded in Postgres (`SlackServices.hand_off`): a Slack retry or a
+  duplicate delivery to another instance finds it taken and does nothing. Claiming
+  after the ack keeps the database off the ack path (bench/results/slack_load.md).
+- `RedactingFilter`: bolt logs request bodies in some warnings; message text and tokens
+  never reach the log.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.response import BoltResponse
+
+from bot.slack.config import BotOptions
+from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
+
+log = logging.getLogger(__name__)
+
+Next = Callable[[], Awaitable[None]]
+Middleware = Callable[..., Awaitable[BoltResponse | None]]
+
+
+def drop_noise(options: BotOptions) -> Middleware:
+    async def drop_noise(body: dict[str, Any], context: AsyncBoltContext, next: Next) -> Any:
+        event = event_of(body)
+        if event is not None and (
+            is_noise(
+                event,
+                bot_user_id=context.bot_user_id,
+                bot_id=context.bot_id,
+                ignore_bots=options.ignore_bots,
+            )
+            or never_for_the_bot(
+                event, bot_user_id=context.bot_user_id, help_channels=options.help_channels
+            )
+        ):
+            return await context.ack()
+        return await next()
+
+    return drop_noise
+
+
+DELIVERY = "kb_delivery"
+
+
+@dataclass(frozen=True, slots=True)
+class Delivery:
+    key: str
+    kind: str
+
+
+def mark_delivery() -> Middleware:
+    async def mark_delivery(body: dict[str, Any], context: AsyncBoltContext, next: Next) -> Any:
+        found = delivery_key(body)
+        if found is not None:
+            context[DELIVERY] = Delivery(*found)
+        return await next()
+
+    return mark_delivery
+
+
+_TOKEN = re.compile(r"xox[a-z]-[A-Za-z0-9-]+|xapp-[A-Za-z0-9-]+")
+_BODY = re.compile(r"\{.*\}", re.S)
+
+
+class RedactingFilter(logging.Filter):
+    """Replaces request bodies and tokens in log records with a marker."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        message = record.getMessage()
+        redacted = _TOKEN.sub("[token]", _BODY.sub("{…redacted…}", message))
+        if redacted != message:
+            record.msg, record.args = redacted, None
+        return True
+
+
+def redact_logs(logger: logging.Logger) -> None:
+    if not any(isinstance(f, RedactingFilter) for f in logger.filters):
+        logger.addFilter(RedactingFilter())

@@ -1,0 +1,197 @@
+"""Where an answer goes, and how "working on it" is shown there.
+
+- `ThreadReply`: a placeholder message in the thread, updated with the queue position
+  or the step, then replaced by the answer with `chat.update` (further messages of a
+  long answer are posted below it); a failure replaces it with one plain line.
+- `EphemeralReply`: the same through a slash command's `response_url` (only the asker
+  sees it; `replace_original` swaps the placeholder).
+- `AssistantReply`: Slack's assistant panel, where progress is the thread status
+  (`assistant.threads.setStatus`) and the answer is posted in the thread.
+
+Each reply serialises its updates and ignores progress that arrives after the answer,
+so a late step can never overwrite the answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from typing import Any, Protocol
+
+from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
+
+from bot.slack.blocks import SlackMessage, placeholder_message
+from bot.slack.web import retry_handlers
+
+Metadata = Mapping[str, Any]
+
+
+class Reply(Protocol):
+    async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
+        """Show that the question is queued or being worked on."""
+        ...
+
+    async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
+        """Show the answer; return the ts of the message carrying its buttons, if any."""
+        ...
+
+    async def failed(self, message: SlackMessage) -> None:
+        """Replace whatever was shown with `message`."""
+        ...
+
+
+class ThreadReply:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel_id: str,
+        thread_ts: str | None,
+        show_progress: bool = True,
+    ) -> None:
+        self._client = client
+        self._channel = channel_id
+        self._thread_ts = thread_ts
+        self._show_progress = show_progress
+        self._ts: str | None = None
+        self._done = False
+        self._lock = asyncio.Lock()
+
+    async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
+        if not self._show_progress:
+            return
+        async with self._lock:
+            if not self._done:
+                await self._show(placeholder_message(step=step, queue_position=queue_position))
+
+    async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
+        async with self._lock:
+            self._done = True
+            last = await self._show(messages[0], metadata=metadata)
+            for message in messages[1:]:
+                last = await self._post(message)
+            return last
+
+    async def failed(self, message: SlackMessage) -> None:
+        async with self._lock:
+            self._done = True
+            await self._show(message)
+
+    async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
+        if self._ts is None:
+            self._ts = await self._post(message, metadata=metadata)
+            return self._ts
+        await self._client.chat_update(
+            channel=self._channel,
+            ts=self._ts,
+            text=message.text,
+            blocks=message.blocks,
+            metadata=dict(metadata) if metadata else None,
+        )
+        return self._ts
+
+    async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
+        response = await self._client.chat_postMessage(
+            channel=self._channel,
+            thread_ts=self._thread_ts,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=message.unfurl_links,
+            unfurl_media=message.unfurl_media,
+            metadata=dict(metadata) if metadata else None,
+        )
+        return str(response["ts"])
+
+
+class EphemeralReply:
+    def __init__(self, response_url: str) -> None:
+        self._hook = AsyncWebhookClient(response_url, retry_handlers=retry_handlers())
+        self._shown = False
+        self._done = False
+        self._lock = asyncio.Lock()
+
+    async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
+        async with self._lock:
+            # A response_url takes five calls: show the first state and the queue, not steps.
+            if not self._done and (not self._shown or (queue_position is None and step is None)):
+                await self._show(placeholder_message(step=step, queue_position=queue_position))
+
+    async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
+        async with self._lock:
+            self._done = True
+            await self._show(messages[0])
+            for message in messages[1:]:
+                await self._send(message, replace=False)
+        return None
+
+    async def failed(self, message: SlackMessage) -> None:
+        async with self._lock:
+            self._done = True
+            await self._show(message)
+
+    async def _show(self, message: SlackMessage) -> None:
+        await self._send(message, replace=self._shown)
+        self._shown = True
+
+    async def _send(self, message: SlackMessage, *, replace: bool) -> None:
+        response = await self._hook.send(
+            response_type="ephemeral",
+            replace_original=replace,
+            unfurl_links=message.unfurl_links,
+            unfurl_media=message.unfurl_media,
+            text=message.text,
+            blocks=message.blocks,
+        )
+        if response.status_code >= 400:
+            raise ConnectionError(f"response_url answered HTTP {response.status_code}")
+
+
+WORKING_STATUS = "is searching the knowledge base…"
+
+
+class AssistantReply:
+    def __init__(self, client: AsyncWebClient, *, channel_id: str, thread_ts: str) -> None:
+        self._client = client
+        self._channel = channel_id
+        self._thread_ts = thread_ts
+        self._done = False
+        self._lock = asyncio.Lock()
+
+    async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
+        if queue_position:
+            status = f"is busy: {queue_position} question(s) ahead of yours…"
+        elif step:
+            status = f"is working: {step}"
+        else:
+            status = WORKING_STATUS
+        async with self._lock:
+            if not self._done:
+                await self._client.assistant_threads_setStatus(
+                    channel_id=self._channel, thread_ts=self._thread_ts, status=status[:250]
+                )
+
+    async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
+        async with self._lock:
+            self._done = True
+            last = None
+            for index, message in enumerate(messages):
+                last = await self._post(message, metadata=metadata if index == 0 else None)
+            return last
+
+    async def failed(self, message: SlackMessage) -> None:
+        async with self._lock:
+            self._done = True
+            await self._post(message)
+
+    async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
+        response = await self._client.chat_postMessage(
+            channel=self._channel,
+            thread_ts=self._thread_ts,
+            text=message.text,
+            blocks=message.blocks,
+            unfurl_links=message.unfurl_links,
+            unfurl_media=message.unfurl_media,
+            metadata=dict(metadata) if metadata else None,
+        )
+        return str(response["ts"])

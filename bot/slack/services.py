@@ -1,0 +1,66 @@
+"""Everything the listeners hand work to, built once by the composition root (bot/wiring.py).
+
+`hand_off` is how a listener starts its work after the ack: the work runs only once the
+delivery is claimed in Postgres (see middleware.py), so the ack never waits on the
+database and a duplicate delivery, here or on another instance, does nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Coroutine
+from dataclasses import dataclass
+from typing import Any
+
+from slack_bolt.authorization import AuthorizeResult
+from slack_bolt.context.async_context import AsyncBoltContext
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.assistant import AssistantDesk, StoredThreadContext
+from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.escalation import EscalationDesk
+from bot.slack.feedback import FeedbackDesk
+from bot.slack.home import HomeDesk
+from bot.slack.messages import MessageDesk
+from bot.slack.middleware import DELIVERY, Delivery
+from bot.slack.slash import CommandDesk
+from bot.slack.tasks import BackgroundTasks
+from bot.slack.trace import TraceDesk
+from store.deliveries import DeliveryLog
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class SlackServices:
+    client: AsyncWebClient
+    identity: AuthorizeResult  # the bot, from auth.test at start-up
+    signing_secret: str | None
+    options: BotOptions
+    access: AccessPolicy
+    deliveries: DeliveryLog
+    messages: MessageDesk
+    commands: CommandDesk
+    assistant: AssistantDesk
+    thread_context: StoredThreadContext
+    escalations: EscalationDesk
+    feedback: FeedbackDesk
+    traces: TraceDesk
+    home: HomeDesk
+    tasks: BackgroundTasks
+
+    def hand_off(
+        self, context: AsyncBoltContext, work: Coroutine[Any, Any, None], *, name: str
+    ) -> None:
+        """Run `work` after the ack, if this delivery is the first of its kind."""
+        self.tasks.start(_first_delivery(self.deliveries, context.get(DELIVERY), work), name=name)
+
+
+async def _first_delivery(
+    deliveries: DeliveryLog, delivery: Delivery | None, work: Coroutine[Any, Any, None]
+) -> None:
+    if delivery is not None and not await deliveries.claim(delivery.key, kind=delivery.kind):
+        work.close()
+        log.info("duplicate %s delivery dropped", delivery.kind)
+        return
+    await work

@@ -1,0 +1,52 @@
+"""The "Why this answer?" trace: the stored run, shown to whoever clicked, and only to them.
+
+The trace is filtered with the access of the channel the button was clicked in, so a
+message shared elsewhere never shows sources that channel may not see.
+"""
+
+from __future__ import annotations
+
+from slack_sdk.web.async_client import AsyncWebClient
+
+from bot.slack.blocks import trace_message
+from bot.slack.clicks import Click
+from bot.slack.config import AccessPolicy
+from bot.slack.notices import RUN_NOT_FOUND
+from bot.slack.visibility import chunk_ids_of, visible_run
+from store.catalog import Catalog
+from store.runs import RunRepository
+
+
+class TraceDesk:
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        runs: RunRepository,
+        catalog: Catalog,
+        access: AccessPolicy,
+    ) -> None:
+        self._client = client
+        self._runs = runs
+        self._catalog = catalog
+        self._access = access
+
+    async def show(self, click: Click) -> None:
+        if not click.channel_id:
+            return
+        run = await self._runs.get(click.run_id) if click.run_id is not None else None
+        if run is None:
+            await self._client.chat_postEphemeral(
+                channel=click.channel_id, user=click.user_id, text=RUN_NOT_FOUND
+            )
+            return
+        origins = await self._catalog.chunk_origins(chunk_ids_of(run))
+        shown = visible_run(run, self._access.for_channel(click.channel_id), origins)
+        message = trace_message(shown)
+        await self._client.chat_postEphemeral(
+            channel=click.channel_id,
+            user=click.user_id,
+            thread_ts=click.thread_ts,
+            text=message.text,
+            blocks=message.blocks,
+        )

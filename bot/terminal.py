@@ -1,0 +1,39 @@
+"""Renders an Answer as plain text for the terminal (`kb ask`, `kb demo`).
+
+The Slack rendering is bot/slack/blocks.py; this is its terminal counterpart, with the
+same claims, citations and sources.
+"""
+
+from __future__ import annotations
+
+from agent.answer import Answer, Gap
+from bot.slack.blocks import NOT_COVERED
+from bot.slack.mrkdwn import plain
+
+
+def answer_text(answer: Answer) -> str:
+    """The answer as terminal text: quotes with [n] citations, then Sources."""
+    if answer.reply and not answer.covered:
+        return plain(answer.reply)
+    if not answer.covered:
+        lines = [NOT_COVERED]
+        lines += [f"  Missing: {plain(gap.detail or gap.sub_question)}" for gap in answer.gaps]
+        lines.append("  Try other words, or ask the people who own the topic.")
+        return "\n".join(lines)
+    lines = [f"• “{plain(claim.quote)}” [{claim.citation}]" for claim in answer.claims]
+    for conflict in answer.conflicts:
+        sides = ", ".join(
+            f"[{answer.claims[i].citation}]" for i in conflict.claims if 0 <= i < len(answer.claims)
+        )
+        newer = f"; [{conflict.newer}] is newer" if conflict.newer is not None else ""
+        lines.append(f"  Sources disagree on {plain(conflict.sub_question)}: {sides}{newer}")
+    lines += [f"  Not found: {plain(gap.sub_question)}" for gap in _open_gaps(answer)]
+    lines += ["", "Sources:"]
+    lines += [f"  [{s.number}] {plain(s.title)} — {s.url or s.uri}" for s in answer.citations]
+    return "\n".join(lines)
+
+
+def _open_gaps(answer: Answer) -> list[Gap]:
+    """Gaps of sub-questions the answer has nothing for (the rest of it is still shown)."""
+    missing = {q.text for q in answer.sub_questions if q.status == "missing"}
+    return [g for g in answer.gaps if g.sub_question in missing]

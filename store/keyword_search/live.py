@@ -1,0 +1,123 @@
+"""BM25 scored when the query comes, over segments, from counts kept for the live chunks.
+
+rank-bm25's `BM25Okapi`: a chunk scores Σ idf(t) · tf · (k1 + 1) / (tf + k1 · (1 − b +
+b · length / avgdl)) over the query's terms (a repeated term counts again), with idf(t) =
+log((N − df + 0.5) / (df + 0.5)) and negative idfs replaced by epsilon × the mean idf of
+every term the corpus has. N, avgdl and df count the live chunks only (deleted ones stay
+in their segment, masked, until a merge drops them), so one document's change moves a
+few counts instead of re-weighting every posting. The mean idf comes from a histogram of
+df (how many terms occur in exactly k chunks): one pass over the counts per change, and
+a log per distinct count rather than per term. Summed in another order than rank-bm25
+sums it, so scores agree to floating-point rounding (tests compare with rtol 1e-5).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from store.keyword_search.bm25 import Bm25Parameters
+from store.keyword_search.segments import Postings
+
+
+@dataclass(frozen=True, slots=True)
+class Bm25Statistics:
+    """What BM25 needs beyond a chunk's own tf and length, over the live chunks."""
+
+    chunks: int
+    total_length: int
+    df: np.ndarray  # int32 by term id; 0 for a term no live chunk has
+    floor: float  # epsilon × the mean idf
+
+    @classmethod
+    def of(
+        cls, *, chunks: int, total_length: int, df: np.ndarray, parameters: Bm25Parameters
+    ) -> Bm25Statistics:
+        return cls(chunks, total_length, df, parameters.epsilon * mean_idf(df, chunks))
+
+    @property
+    def average_length(self) -> float:
+        return self.total_length / self.chunks if self.chunks else 1.0
+
+    def idf(self, terms: np.ndarray) -> np.ndarray:
+        """rank-bm25's idf of each term id (0 for a term no live chunk has)."""
+        df = np.zeros(len(terms), np.float64)
+        known = terms < len(self.df)
+        df[known] = self.df[terms[known]]
+        idf = np.log(self.chunks - df + 0.5) - np.log(df + 0.5)
+        idf[idf < 0] = self.floor
+        idf[df == 0] = 0.0
+        return idf
+
+
+def mean_idf(df: np.ndarray, chunks: int) -> float:
+    """The mean idf over every term with df > 0, from the histogram of df."""
+    histogram = np.bincount(df)
+    counts = np.flatnonzero(histogram[1:]) + 1
+    if not len(counts):
+        return 0.0
+    terms = histogram[counts].astype(np.float64)
+    idf = np.log(chunks - counts + 0.5) - np.log(counts + 0.5)
+    return float((terms * idf).sum() / terms.sum())
+
+
+def document_frequencies(segments: Sequence[tuple[Postings, np.ndarray]], size: int) -> np.ndarray:
+    """df of every term id below `size` over the kept chunks of (postings, keep mask)."""
+    df = np.zeros(size, np.int64)
+    for postings, keep in segments:
+        terms, counts = postings.document_frequencies()
+        df += np.bincount(terms, weights=counts, minlength=size).astype(np.int64)
+        df -= np.bincount(postings.terms_of(np.flatnonzero(~keep)), minlength=size)
+    return df.astype(np.int32)
+
+
+@dataclass(frozen=True, slots=True)
+class LiveBm25:
+    """One BM25 list (single terms, or word pairs) over a snapshot's segments, whose
+    chunks take consecutive positions: segment i starts at `offsets[i]`."""
+
+    segments: tuple[Postings, ...]
+    offsets: tuple[int, ...]
+    statistics: Bm25Statistics
+    norm: np.ndarray  # float32 per position: k1 · (1 − b + b · length / avgdl)
+    parameters: Bm25Parameters
+
+    @classmethod
+    def over(
+        cls,
+        segments: Sequence[Postings],
+        statistics: Bm25Statistics,
+        parameters: Bm25Parameters,
+    ) -> LiveBm25:
+        offsets = tuple(np.cumsum([0, *(s.size for s in segments)])[:-1].tolist())
+        lengths = np.concatenate([s.lengths for s in segments]) if segments else np.zeros(0)
+        k1, b = parameters.k1, parameters.b
+        norm = k1 * (1 - b + b * lengths / (statistics.average_length or 1.0))
+        return cls(tuple(segments), offsets, statistics, norm.astype(np.float32), parameters)
+
+    @property
+    def size(self) -> int:
+        return len(self.norm)
+
+    def scores(self, query: dict[int, int]) -> np.ndarray:
+        """BM25 score of every position for term id → repeats (deleted chunks included:
+        the caller masks them)."""
+        if not query:
+            return np.zeros(self.size)
+        terms = np.fromiter(query.keys(), np.int64, count=len(query))
+        repeats = np.fromiter(query.values(), np.float64, count=len(query))
+        weight = self.statistics.idf(terms) * repeats * (self.parameters.k1 + 1)
+        docs, parts = [], []
+        for postings, offset in zip(self.segments, self.offsets, strict=True):
+            found, at = postings.lookup(terms)
+            for i in np.flatnonzero(found & (weight != 0)):
+                a, b = postings.start[at[i]], postings.start[at[i] + 1]
+                where = postings.docs[a:b].astype(np.int64) + offset
+                tf = postings.tf[a:b].astype(np.float64)
+                docs.append(where)
+                parts.append(weight[i] * tf / (tf + self.norm[where]))
+        if not docs:
+            return np.zeros(self.size)
+        return np.bincount(np.concatenate(docs), np.concatenate(parts), minlength=self.size)

@@ -1,0 +1,491 @@
+"""The Slack bot's test rig: a fake Slack Web API, signed requests, payload helpers.
+
+Used by the scenario tests (through tests/bot/slack/conftest.py) and bench/slack_load.py.
+
+- `FakeSlack` is an aiohttp server on an ephemeral port speaking the Web API's wire
+  format (the client's `base_url` points at it). It records every request whole, keeps
+  the messages posted so `conversations.replies` returns real threads, can be told to
+  answer a method with a 429 + Retry-After or a 5xx, serves response_url hooks, and a
+  Socket Mode WebSocket (the URL its `apps.connections.open` returns). Tests await
+  requests on a condition, never sleep.
+- `SlackSender` signs requests as Slack does (v0 HMAC-SHA256 over `v0:timestamp:body`).
+- `start_bot` runs the real composition (bot/wiring.py → bot/slack/app.py →
+  bot/server.py) on the test's database, the session's embedding model and a fixture
+  corpus in two collections (`hr`: leave; `ops`: equipment, travel).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import time
+from collections import defaultdict, deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl, urlencode
+
+import aiohttp
+from aiohttp import web
+from slack_sdk.signature import SignatureVerifier
+
+FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
+PAYLOADS = FIXTURES / "slack"
+FIXTURE_KB = FIXTURES / "kb"
+SIGNING_SECRET = "test-signing-secret"  # not a real secret: the tests' own
+BOT_TOKEN = "xoxb-test-token"
+BOT_USER = "W111"  # the bot user the payload files mention (<@W111>)
+BOT_ID = "BZYBOTHED"
+TEAM = "T111"
+
+
+def payload(name: str) -> Any:
+    """A payload file: JSON parsed, or the raw text of a .txt file."""
+    path = PAYLOADS / name
+    text = path.read_text(encoding="utf-8")
+    return json.loads(text) if path.suffix == ".json" else text
+
+
+@dataclass
+class Call:
+    method: str
+    params: dict[str, Any]
+    headers: dict[str, str]
+    body: bytes
+    at: float = field(default_factory=time.monotonic)
+
+
+@dataclass
+class Scripted:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+def _decode(value: Any) -> Any:
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except json.JSONDecodeError:
+            return value
+    return value
+
+
+class FakeSlack:
+    def __init__(self) -> None:
+        self.calls: list[Call] = []
+        self.hooks: list[Call] = []
+        self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
+        self.socket_frames: list[dict[str, Any]] = []
+        self._changed = asyncio.Condition()
+        self._last = 1700000000.0
+        self._sockets: list[web.WebSocketResponse] = []
+        self._runner: web.AppRunner | None = None
+        self.port = 0
+
+    # --- server ---
+    async def start(self) -> None:
+        app = web.Application()
+        app.router.add_route("*", "/api/{method}", self._api)
+        app.router.add_post("/hooks/{path:.*}", self._hook)
+        app.router.add_get("/link", self._socket)
+        self._runner = web.AppRunner(app)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+
+    async def close(self) -> None:
+        for ws in list(self._sockets):
+            await ws.close()
+        if self._runner is not None:
+            await self._runner.cleanup()
+
+    @property
+    def base_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/api/"
+
+    def hook_url(self, name: str = "response") -> str:
+        return f"http://127.0.0.1:{self.port}/hooks/{name}"
+
+    # --- what tests use ---
+    def script(self, method: str, *, status: int, body: dict[str, Any], **headers: str) -> None:
+        """Answer the next call to `method` with this response (then back to normal)."""
+        self.scripted[method].append(Scripted(status, body, headers))
+
+    def calls_to(self, method: str) -> list[Call]:
+        return [c for c in self.calls if c.method == method]
+
+    async def wait_for(
+        self,
+        method: str,
+        *,
+        count: int = 1,
+        where: Callable[[Call], bool] | None = None,
+        timeout: float = 60,
+    ) -> list[Call]:
+        """Wait until `count` calls to `method` (matching `where`) have arrived."""
+
+        def found() -> list[Call]:
+            source = self.hooks if method == "hook" else self.calls
+            return [c for c in source if c.method == method and (where is None or where(c))]
+
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: len(found()) >= count), timeout)
+        return found()
+
+    def add_message(self, channel: str, message: dict[str, Any]) -> None:
+        """A message someone else posted (so conversations.replies returns it)."""
+        self.messages[channel].append(copy.deepcopy(message))
+
+    async def send_socket(self, frame: dict[str, Any]) -> None:
+        await self.wait_socket()
+        await self._sockets[-1].send_json(frame)
+
+    async def wait_socket(self, timeout: float = 30) -> None:
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: bool(self._sockets)), timeout)
+
+    async def wait_socket_ack(self, envelope_id: str, timeout: float = 30) -> dict[str, Any]:
+        def ack() -> dict[str, Any] | None:
+            return next(
+                (f for f in self.socket_frames if f.get("envelope_id") == envelope_id), None
+            )
+
+        async with self._changed:
+            await asyncio.wait_for(self._changed.wait_for(lambda: ack() is not None), timeout)
+        found = ack()
+        assert found is not None
+        return found
+
+    # --- handlers ---
+    async def _record(self, call: Call, *, hook: bool = False) -> None:
+        async with self._changed:
+            (self.hooks if hook else self.calls).append(call)
+            self._changed.notify_all()
+
+    async def _api(self, request: web.Request) -> web.Response:
+        method = request.match_info["method"]
+        raw = await request.read()
+        params: dict[str, Any] = dict(request.query)
+        if raw and request.content_type == "application/json":
+            params.update(json.loads(raw))
+        elif raw:
+            params.update({k: _decode(v) for k, v in parse_qsl(raw.decode())})
+        call = Call(method, params, dict(request.headers), raw)
+        await self._record(call)
+        if self.scripted[method]:
+            scripted = self.scripted[method].popleft()
+            return web.json_response(
+                scripted.body, status=scripted.status, headers=scripted.headers
+            )
+        return web.json_response(self._answer(method, params))
+
+    async def _hook(self, request: web.Request) -> web.Response:
+        raw = await request.read()
+        await self._record(
+            Call("hook", json.loads(raw or b"{}"), dict(request.headers), raw), hook=True
+        )
+        return web.Response(text="ok")
+
+    async def _socket(self, request: web.Request) -> web.WebSocketResponse:
+        ws = web.WebSocketResponse()
+        await ws.prepare(request)
+        await ws.send_json(payload("socket_mode_hello.json"))
+        async with self._changed:
+            self._sockets.append(ws)
+            self._changed.notify_all()
+        async for frame in ws:
+            if frame.type == aiohttp.WSMsgType.TEXT:
+                async with self._changed:
+                    self.socket_frames.append(json.loads(frame.data))
+                    self._changed.notify_all()
+        self._sockets.remove(ws)
+        return ws
+
+    def _next_ts(self) -> str:
+        """Later than every message so far, as Slack's clock would be."""
+        known = [float(m["ts"]) for ms in self.messages.values() for m in ms]
+        self._last = max([self._last, *known]) + 0.0001
+        return f"{self._last:.6f}"
+
+    def _answer(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        answers: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+            "auth.test": lambda p: {
+                **payload("web_auth.test_bot_token.json"),
+                "user_id": BOT_USER,
+                "team_id": TEAM,
+            },
+            "chat.postMessage": self._post,
+            "chat.update": self._update,
+            "chat.postEphemeral": lambda p: {"ok": True, "message_ts": self._next_ts()},
+            "chat.getPermalink": lambda p: {
+                "ok": True,
+                "channel": p["channel"],
+                "permalink": f"https://fake.slack.test/archives/{p['channel']}/"
+                f"p{str(p['message_ts']).replace('.', '')}",
+            },
+            "conversations.replies": self._replies,
+            "users.info": lambda p: payload("web_users.info.json"),
+            "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
+            "views.publish": lambda p: {"ok": True, "view": {"id": "V2", **p.get("view", {})}},
+            "assistant.threads.setStatus": lambda p: {"ok": True},
+            "assistant.threads.setSuggestedPrompts": lambda p: {"ok": True},
+            "assistant.threads.setTitle": lambda p: {"ok": True},
+            "apps.connections.open": lambda p: {
+                "ok": True,
+                "url": f"ws://127.0.0.1:{self.port}/link",
+            },
+        }
+        answer = answers.get(method)
+        return answer(params) if answer else {"ok": False, "error": "unknown_method"}
+
+    def _post(self, p: dict[str, Any]) -> dict[str, Any]:
+        ts = self._next_ts()
+        message = {
+            "type": "message",
+            "ts": ts,
+            "user": BOT_USER,
+            "bot_id": BOT_ID,
+            "text": p.get("text", ""),
+            "blocks": p.get("blocks") or [],
+        }
+        if p.get("thread_ts"):
+            message["thread_ts"] = p["thread_ts"]
+        if p.get("metadata"):
+            message["metadata"] = p["metadata"]
+        self.messages[p["channel"]].append(message)
+        return {"ok": True, "channel": p["channel"], "ts": ts, "message": message}
+
+    def _update(self, p: dict[str, Any]) -> dict[str, Any]:
+        for message in self.messages[p["channel"]]:
+            if message["ts"] == p["ts"]:
+                message.update(text=p.get("text", ""), blocks=p.get("blocks") or [])
+                if p.get("metadata"):
+                    message["metadata"] = p["metadata"]
+        return {"ok": True, "channel": p["channel"], "ts": p["ts"], "text": p.get("text", "")}
+
+    def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        thread, latest = str(p["ts"]), p.get("latest")
+        with_metadata = str(p.get("include_all_metadata")) in ("1", "true", "True")
+        found = []
+        for message in sorted(self.messages[p["channel"]], key=lambda m: float(m["ts"])):
+            if thread not in (message["ts"], message.get("thread_ts")):
+                continue
+            if latest and float(message["ts"]) >= float(latest):
+                continue
+            shown = dict(message)
+            if not with_metadata:
+                shown.pop("metadata", None)
+            found.append(shown)
+        return {"ok": True, "messages": found, "has_more": False}
+
+
+@dataclass
+class Sent:
+    status: int
+    text: str
+    seconds: float
+
+
+class SlackSender:
+    """Posts to /slack/events as Slack does: signed, with Slack's headers."""
+
+    def __init__(self, http: aiohttp.ClientSession, url: str, secret: str = SIGNING_SECRET):
+        self.http = http
+        self.url = url
+        self.verifier = SignatureVerifier(secret)
+
+    async def raw(
+        self,
+        body: str,
+        *,
+        content_type: str,
+        timestamp: int | None = None,
+        signature: str | None = None,
+        retry_num: int | None = None,
+    ) -> Sent:
+        ts = str(timestamp if timestamp is not None else int(time.time()))
+        headers = {
+            "Content-Type": content_type,
+            "X-Slack-Request-Timestamp": ts,
+            "X-Slack-Signature": signature
+            or self.verifier.generate_signature(timestamp=ts, body=body),
+        }
+        if retry_num is not None:
+            headers |= {"X-Slack-Retry-Num": str(retry_num), "X-Slack-Retry-Reason": "http_timeout"}
+        started = time.monotonic()
+        async with self.http.post(self.url, data=body.encode(), headers=headers) as response:
+            return Sent(response.status, await response.text(), time.monotonic() - started)
+
+    async def event(self, body: dict[str, Any], **kwargs: Any) -> Sent:
+        return await self.raw(json.dumps(body), content_type="application/json", **kwargs)
+
+    async def command(self, form: dict[str, str], **kwargs: Any) -> Sent:
+        return await self.raw(
+            urlencode(form), content_type="application/x-www-form-urlencoded", **kwargs
+        )
+
+    async def interaction(self, body: dict[str, Any], **kwargs: Any) -> Sent:
+        return await self.raw(
+            urlencode({"payload": json.dumps(body)}),
+            content_type="application/x-www-form-urlencoded",
+            **kwargs,
+        )
+
+
+def mention(text: str, *, ts: str, event_id: str, channel: str = "C111", **extra: Any) -> dict:
+    """The app_mention payload file with this text, ts, event id and channel."""
+    body = payload("event_app_mention.json")
+    body["event_id"] = event_id
+    body["event"] |= {"text": f"<@{BOT_USER}> {text}", "ts": ts, "event_ts": ts, "channel": channel}
+    body["event"] |= extra
+    return body
+
+
+def channel_message(text: str, *, ts: str, event_id: str, channel: str = "C111", **extra: Any):
+    """The channel message payload file, as a top-level message unless `thread_ts` is given."""
+    body = payload("event_message_channel_in_thread.json")
+    body["event_id"] = event_id
+    event = body["event"]
+    event.pop("thread_ts")
+    event.pop("parent_user_id")
+    event |= {"text": text, "ts": ts, "event_ts": ts, "channel": channel, **extra}
+    return body
+
+
+class GatedAnswerer:
+    """A deliberately slow agent: the real answerer, held until the test opens the gate."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.started = asyncio.Event()
+        self.gate = asyncio.Event()
+
+    async def answer(self, question: str, **kwargs: Any) -> Any:
+        self.started.set()
+        await self.gate.wait()
+        return await self.inner.answer(question, **kwargs)
+
+
+class RecordingAnswerer:
+    """The real answerer, keeping what each call was given (history, scope, origin)."""
+
+    def __init__(self, inner: Any) -> None:
+        self.inner = inner
+        self.calls: list[dict[str, Any]] = []
+
+    async def answer(self, question: str, **kwargs: Any) -> Any:
+        self.calls.append({"question": question, **kwargs})
+        return await self.inner.answer(question, **kwargs)
+
+
+class FailingAnswerer:
+    """An agent that stores its run, then breaks (as a crash mid-run would)."""
+
+    def __init__(self, pool: Any) -> None:
+        from store.runs import RunRepository
+
+        self.runs = RunRepository(pool)
+        self.run_ids: list[int] = []
+
+    async def answer(self, question: str, *, origin: Any = None, **kwargs: Any) -> Any:
+        from store.runs import RunStart
+
+        self.run_ids.append(await self.runs.start(RunStart(question=question, origin=origin or {})))
+        raise RuntimeError("the reasoner fell over (a test's deliberate failure)")
+
+
+def slash_command(text: str, *, response_url: str, trigger_id: str = "111.111.xxx") -> dict:
+    """The slash command payload file as a form, as `/kb <text>`."""
+    from urllib.parse import parse_qsl as _parse
+
+    form = dict(_parse(payload("slash_command.form-urlencoded.txt")))
+    form |= {"command": "/kb", "text": text, "response_url": response_url, "trigger_id": trigger_id}
+    form["user_id"] = "W222"  # the file's user is W111, which the rig makes the bot
+    return form
+
+
+def user_message(event_body: dict) -> dict:
+    """The message of an event body as conversations.replies would list it."""
+    event = event_body["event"]
+    keys = ("type", "user", "text", "ts", "thread_ts")
+    return {k: event[k] for k in keys if k in event}
+
+
+def buttons(blocks: list[dict]) -> dict[str, dict]:
+    """Every button in `blocks`, by action id."""
+    return {
+        element["action_id"]: element
+        for block in blocks
+        if block.get("type") == "actions"
+        for element in block.get("elements", [])
+        if element.get("type") == "button"
+    }
+
+
+_triggers = iter(range(1, 1_000_000))
+
+
+def button_click(
+    *,
+    button: dict,
+    user: str,
+    channel: str,
+    message: dict | None,
+    response_url: str,
+    is_ephemeral: bool = False,
+) -> dict:
+    """The block_actions payload file, as `user` pressing `button` on `message`.
+
+    `message` None is a click on an ephemeral message: Slack sends no copy of it back.
+    """
+    body = payload("interactive_block_actions_button.json")
+    body["user"] |= {"id": user}
+    body["container"] = {
+        "type": "message",
+        "message_ts": (message or {}).get("ts", "1700009999.000001"),
+        "channel_id": channel,
+        "is_ephemeral": is_ephemeral,
+    }
+    body["channel"]["id"] = channel
+    if message is not None:
+        body["message"] = message
+    body["response_url"] = response_url
+    body["trigger_id"] = f"111.222.{next(_triggers)}"
+    body["actions"][0] |= {"action_id": button["action_id"], "value": button.get("value")}
+    return body
+
+
+def view_submission(*, callback_id: str, private_metadata: str, user: str, values: dict) -> dict:
+    """The view_submission payload file, with this modal's id, metadata and input values."""
+    body = payload("interactive_view_submission.json")
+    body["user"] |= {"id": user}
+    body["trigger_id"] = f"111.222.{next(_triggers)}"
+    view = body["view"]
+    view |= {"callback_id": callback_id, "private_metadata": private_metadata}
+    view["state"] = {
+        "values": {
+            block_id: {action_id: {"type": "plain_text_input", "value": value}}
+            for block_id, (action_id, value) in values.items()
+        }
+    }
+    return body
+
+
+class SteppingAnswerer:
+    """The real answerer, behind a long first step it reports (as the agent loop does)."""
+
+    def __init__(self, inner: Any, step: str) -> None:
+        self.inner = inner
+        self.step = step
+        self.gate = asyncio.Event()
+
+    async def answer(self, question: str, *, on_step: Any = None, **kwargs: Any) -> Any:
+        if on_step is not None:
+            await on_step(self.step)
+        await self.gate.wait()
+        return await self.inner.answer(question, on_step=on_step, **kwargs)

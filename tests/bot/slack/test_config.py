@@ -1,0 +1,56 @@
+"""The access file: which collections each place may see; mistakes in one line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.slack.config import AccessPolicy, load_access
+from bot.slack.errors import SlackConfigError
+from store.filters import NO_FILTER, ChunkFilter
+
+
+def test_without_a_file_every_channel_sees_everything(tmp_path: Path) -> None:
+    policy = load_access(tmp_path / "slack.toml")
+    assert policy.for_channel("C1").scope == NO_FILTER
+    assert policy.for_channel("D1").home_collection == "escalations"
+
+
+def test_channels_dms_the_panel_and_home_follow_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "slack.toml"
+    path.write_text(
+        '[access]\ndefault = ["handbook"]\ndm = ["handbook", "eng"]\n'
+        '[access.channels]\nCENG = ["eng", "handbook"]\nCALL = ["*"]\n'
+    )
+    policy = load_access(path)
+    assert policy.for_channel("CRANDOM").scope == ChunkFilter(collections=("handbook",))
+    assert policy.for_channel("CENG").home_collection == "eng"
+    assert policy.for_channel("CALL").scope == NO_FILTER
+    assert policy.for_channel("D123", channel_type="im").allows("eng")
+    assert policy.assistant == policy.dm and policy.home == policy.dm
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("[access]\ndefault = []\n", "access.default: Value error, list at least one"),
+        ("[access]\nchanels = {}\n", "access.chanels: Extra inputs are not permitted"),
+        ('[access.channels]\nC1 = "eng"\n', "access.channels.C1: Input should be a valid list"),
+        ("[access\n", "is not valid TOML"),
+    ],
+)
+def test_a_mistake_is_one_line_naming_the_file_and_the_key(
+    tmp_path: Path, text: str, message: str
+) -> None:
+    path = tmp_path / "slack.toml"
+    path.write_text(text)
+    with pytest.raises(SlackConfigError) as error:
+        load_access(path)
+    assert str(path) in str(error.value) and message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_from_toml_is_what_load_access_reads() -> None:
+    policy = AccessPolicy.from_toml('[access]\nhome = ["ops"]\n', where="x")
+    assert policy.home.allows("ops") and not policy.home.allows("hr")

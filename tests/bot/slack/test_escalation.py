@@ -1,0 +1,195 @@
+"""Escalation end to end: the button, the post, the expert's answer, and the bot learning it."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from bot.slack import actions as ids
+from bot.slack.config import BotOptions
+from tests.bot.slack.rig import (
+    button_click,
+    buttons,
+    mention,
+    slash_command,
+    user_message,
+    view_submission,
+)
+
+QUESTION = "How do I get a parking permit for the office garage?"
+EXPERT_ANSWER = (
+    "Parking permits for the office garage are issued by the facilities desk on the ground "
+    "floor. Bring your badge and your licence plate number."
+)
+OPTIONS = BotOptions(escalation_channel="CESC", escalation_usergroup="S0EXPERTS")
+
+
+async def _ask(bot, fake_slack, *, ts: str, event_id: str) -> dict:
+    """Ask in C111; the bot's reply as the asker's Slack client shows it now."""
+    body = mention(QUESTION, ts=ts, event_id=event_id)
+    fake_slack.add_message("C111", user_message(body))
+    await bot.sender.event(body)
+    await bot.idle()
+    return copy.deepcopy(next(m for m in fake_slack.messages["C111"] if m.get("thread_ts") == ts))
+
+
+async def _escalate(bot, fake_slack, reply: dict) -> dict:
+    await _escalate_click(bot, fake_slack, reply)
+    return copy.deepcopy(fake_slack.messages["CESC"][0])
+
+
+async def _escalate_click(bot, fake_slack, reply: dict) -> None:
+    click = button_click(
+        button=buttons(reply["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="C111",
+        message=reply,
+        response_url=fake_slack.hook_url(),
+    )
+    assert (await bot.sender.interaction(click)).status == 200
+    await bot.idle()
+
+
+async def _answer_as_expert(bot, fake_slack, post: dict) -> None:
+    click = button_click(
+        button=buttons(post["blocks"])[ids.ESCALATION_ANSWER],
+        user="W333",
+        channel="CESC",
+        message=post,
+        response_url=fake_slack.hook_url(),
+    )
+    await bot.sender.interaction(click)
+    await bot.idle()
+    (opened,) = fake_slack.calls_to("views.open")
+    modal = opened.params["view"]
+    submitted = view_submission(
+        callback_id=modal["callback_id"],
+        private_metadata=modal["private_metadata"],
+        user="W333",
+        values={ids.EXPERT_ANSWER_BLOCK: (ids.EXPERT_ANSWER_INPUT, EXPERT_ANSWER)},
+    )
+    sent = await bot.sender.interaction(submitted)
+    assert sent.status == 200
+    await bot.idle()
+
+
+async def test_escalating_posts_the_question_to_the_escalation_channel_and_marks_the_reply(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000300.000001", event_id="EvAsk")
+    post = await _escalate(bot, fake_slack, reply)
+
+    assert "<!subteam^S0EXPERTS>" in post["text"] and "<@W222>" in post["text"]
+    assert "parking permit" in post["text"]
+    thread_link = "https://fake.slack.test/archives/C111/p1700000300000001"
+    assert thread_link in json.dumps(post["blocks"])
+    assert set(buttons(post["blocks"])) == {ids.ESCALATION_RESOLVE, ids.ESCALATION_ANSWER}
+    marked = fake_slack.calls_to("chat.update")[-1]
+    assert marked.params["ts"] == reply["ts"]
+    assert "Escalated by <@W222>" in json.dumps(marked.params["blocks"])
+    assert ids.ESCALATE not in buttons(marked.params["blocks"])
+    row = await pool.fetchrow("SELECT * FROM escalations")
+    assert (row["status"], row["escalated_by"], row["thread_ts"]) == (
+        "open",
+        "W222",
+        "1700000300.000001",
+    )
+
+
+async def test_escalating_the_same_answer_twice_posts_once(start_bot, fake_slack, pool):
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000301.000001", event_id="EvAsk")
+    await _escalate(bot, fake_slack, reply)
+    await _escalate(bot, fake_slack, reply)
+    assert len(fake_slack.messages["CESC"]) == 1
+    note = fake_slack.calls_to("chat.postEphemeral")[-1]
+    assert "already escalated" in note.params["text"]
+
+
+async def test_mark_resolved_records_who_resolved_it(start_bot, fake_slack, pool):
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000302.000001", event_id="EvAsk")
+    post = await _escalate(bot, fake_slack, reply)
+    click = button_click(
+        button=buttons(post["blocks"])[ids.ESCALATION_RESOLVE],
+        user="W333",
+        channel="CESC",
+        message=post,
+        response_url=fake_slack.hook_url(),
+    )
+    await bot.sender.interaction(click)
+    await bot.idle()
+    row = await pool.fetchrow("SELECT status, resolved_by FROM escalations")
+    assert dict(row) == {"status": "resolved", "resolved_by": "W333"}
+    assert "Resolved by <@W333>" in json.dumps(fake_slack.messages["CESC"][0]["blocks"])
+
+
+async def test_the_experts_answer_reaches_the_asker_and_the_bot_cites_it_next_time(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000303.000001", event_id="EvAsk")
+    assert "HRLinks" not in json.dumps(reply["blocks"])
+    post = await _escalate(bot, fake_slack, reply)
+    await _answer_as_expert(bot, fake_slack, post)
+
+    in_thread = [
+        m for m in fake_slack.messages["C111"] if m.get("thread_ts") == "1700000303.000001"
+    ]
+    shown = [json.dumps(m["blocks"]) for m in in_thread]
+    assert any("facilities desk" in b and "<@W333>" in b for b in shown)
+    row = await pool.fetchrow("SELECT status, resolved_by, answer FROM escalations")
+    assert (row["status"], row["resolved_by"], row["answer"]) == ("resolved", "W333", EXPERT_ANSWER)
+    thanks = fake_slack.calls_to("chat.postEphemeral")[-1]
+    assert thanks.params["user"] == "W333" and "knowledge base" in thanks.params["text"]
+
+    again = await _ask(bot, fake_slack, ts="1700000399.000001", event_id="EvAgain")
+    shown = json.dumps(again["blocks"])
+    assert "facilities desk" in shown
+    escalation_link = fake_slack.calls_to("chat.getPermalink")[1].params
+    assert f"archives/CESC/p{escalation_link['message_ts'].replace('.', '')}" in shown
+
+
+async def test_a_private_answer_escalates_and_the_expert_answers_the_asker_directly(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=OPTIONS)
+    hook = fake_slack.hook_url("private")
+    await bot.sender.command(slash_command(f"private {QUESTION}", response_url=hook))
+    await bot.idle()
+    answer = fake_slack.hooks[-1].params
+    click = button_click(
+        button=buttons(answer["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="C111",
+        message=None,
+        response_url=hook,
+        is_ephemeral=True,
+    )
+    await bot.sender.interaction(click)
+    await bot.idle()
+    (post,) = fake_slack.messages["CESC"]
+    assert "parking permit" in json.dumps(post["blocks"])
+    marked = fake_slack.hooks[-1].params
+    assert marked["replace_original"] is True
+    assert "Escalated by <@W222>" in json.dumps(marked["blocks"])
+    assert "HRLinks" not in json.dumps(post["blocks"])
+    await _answer_as_expert(bot, fake_slack, copy.deepcopy(post))
+    (direct,) = fake_slack.messages["W222"]  # no thread to answer in: the asker's DM
+    assert "facilities desk" in json.dumps(direct["blocks"])
+    assert await pool.fetchval("SELECT thread_ts FROM escalations") is None
+
+
+async def test_an_escalation_that_cannot_be_posted_says_so_and_can_be_pressed_again(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000304.000001", event_id="EvAsk")
+    fake_slack.script("chat.postMessage", status=200, body={"ok": False, "error": "not_in_channel"})
+    await _escalate_click(bot, fake_slack, reply)
+    note = fake_slack.calls_to("chat.postEphemeral")[-1]
+    assert "couldn't post to the escalation channel" in note.params["text"]
+    assert await pool.fetchval("SELECT count(*) FROM escalations") == 0
+    await _escalate_click(bot, fake_slack, reply)
+    assert len(fake_slack.messages["CESC"]) == 1

@@ -1,0 +1,86 @@
+"""👍 / 👎 stored per run and user (changeable), the 👎 comment modal, and App Home."""
+
+from __future__ import annotations
+
+import copy
+import json
+
+from bot.slack import actions as ids
+from store.index_runs import IndexRunRepository
+from tests.bot.slack.rig import button_click, buttons, mention, payload, view_submission
+
+QUESTION = "How do I request annual leave?"
+
+
+async def _answered(bot, fake_slack) -> dict:
+    ts = "1700000500.000001"
+    await bot.sender.event(mention(QUESTION, ts=ts, event_id="EvFeedback"))
+    await bot.idle()
+    return copy.deepcopy(next(m for m in fake_slack.messages["C111"] if m.get("thread_ts") == ts))
+
+
+async def _press(bot, fake_slack, reply: dict, action_id: str, user: str) -> None:
+    click = button_click(
+        button=buttons(reply["blocks"])[action_id],
+        user=user,
+        channel="C111",
+        message=reply,
+        response_url=fake_slack.hook_url(),
+    )
+    assert (await bot.sender.interaction(click)).status == 200
+    await bot.idle()
+
+
+async def test_one_vote_per_run_and_user_that_a_second_click_changes(start_bot, fake_slack, pool):
+    bot = await start_bot()
+    reply = await _answered(bot, fake_slack)
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_UP, "W222")
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_DOWN, "W222")
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_UP, "W333")
+    rows = await pool.fetch("SELECT user_id, vote FROM feedback ORDER BY user_id")
+    assert [tuple(r) for r in rows] == [("W222", -1), ("W333", 1)]
+    thanked = [c.params["user"] for c in fake_slack.calls_to("chat.postEphemeral")]
+    assert thanked == ["W222", "W333"]  # each 👍 acknowledged; the 👎 opened its modal
+
+
+async def test_a_thumbs_down_opens_a_comment_modal_whose_comment_is_stored(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot()
+    reply = await _answered(bot, fake_slack)
+    await _press(bot, fake_slack, reply, ids.FEEDBACK_DOWN, "W222")
+    (opened,) = fake_slack.calls_to("views.open")
+    modal = opened.params["view"]
+    await bot.sender.interaction(
+        view_submission(
+            callback_id=modal["callback_id"],
+            private_metadata=modal["private_metadata"],
+            user="W222",
+            values={
+                ids.FEEDBACK_COMMENT_BLOCK: (ids.FEEDBACK_COMMENT_INPUT, "It missed the deadline")
+            },
+        )
+    )
+    await bot.idle()
+    row = await pool.fetchrow("SELECT vote, comment FROM feedback")
+    assert (row["vote"], row["comment"]) == (-1, "It missed the deadline")
+
+
+async def test_app_home_shows_collections_counts_the_last_reindex_and_my_questions(
+    start_bot, fake_slack, pool
+):
+    runs = IndexRunRepository(pool)
+    await runs.finish(
+        await runs.start(source="ops-docs"), status="succeeded", counts={}, failures=[]
+    )
+    finished = await pool.fetchval("SELECT finished_at FROM index_runs")
+    bot = await start_bot()
+    await _answered(bot, fake_slack)
+    await bot.sender.event(payload("event_app_home_opened_home.json"))
+    await bot.idle()
+    (published,) = fake_slack.calls_to("views.publish")
+    view = json.dumps(published.params["view"])
+    assert published.params["view"]["type"] == "home"
+    assert "hr" in view and "ops" in view and "ops-docs" in view
+    assert f"{finished:%Y-%m-%d %H:%M}" in view
+    assert QUESTION in view  # W222 asked it (the mention payload's user) and opened Home

@@ -1,0 +1,38 @@
+"""manifest.yml asks for what the bot uses: its command, its events, one request URL."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import yaml
+
+from bot.slack.http import EVENTS_PATH
+from bot.slack.listeners.command import COMMAND
+
+MANIFEST = Path(__file__).resolve().parents[3] / "manifest.yml"
+
+
+def test_the_manifest_declares_the_command_events_and_urls_the_bot_serves() -> None:
+    manifest = yaml.safe_load(MANIFEST.read_text())
+    settings, features = manifest["settings"], manifest["features"]
+    assert [c["command"] for c in features["slash_commands"]] == [COMMAND]
+    assert set(settings["event_subscriptions"]["bot_events"]) == {
+        "app_mention",
+        "app_home_opened",
+        "assistant_thread_started",
+        "assistant_thread_context_changed",
+        "message.channels",
+        "message.groups",
+        "message.im",
+    }
+    urls = {
+        settings["event_subscriptions"]["request_url"],
+        settings["interactivity"]["request_url"],
+        *(c["url"] for c in features["slash_commands"]),
+    }
+    assert len(urls) == 1 and urls.pop().endswith(EVENTS_PATH)
+    assert settings["interactivity"]["is_enabled"] is True
+    assert "shortcuts" not in features  # the bot defines none
+    scopes = set(manifest["oauth_config"]["scopes"]["bot"])
+    assert {"app_mentions:read", "chat:write", "commands", "assistant:write"} <= scopes
+    assert "users:read" not in scopes  # nothing reads users
