@@ -39,6 +39,8 @@ REPO = Path(__file__).resolve().parents[2]
 DOCS = 30
 CHUNKS_PER_DOC = 3
 LEASE = "3"
+# Seconds the coordinating `kb index` may take (it needs ~1 min on 2 shared cores).
+RUN_TIMEOUT = 420
 # Words of every document; a worker's output must never contain document text.
 MARKER = "files leave request"
 
@@ -148,14 +150,15 @@ async def test_workers_share_a_reindex_and_a_killed_worker_loses_nothing(
     env = kb_env(database_url, tmp_path, batch=2 * CHUNKS_PER_DOC)
     conn = await asyncpg.connect(database_url)
     await apply_migrations(conn)  # before the processes start, so the test can watch
-    workers: list[asyncio.subprocess.Process] = []
+    processes: list[asyncio.subprocess.Process] = []
     try:
         a = await start_kb(env, "jobs", "--worker")
         b = await start_kb(env, "jobs", "--worker", "--concurrency", "2")
-        workers = [a, b]
+        processes = [a, b]
         await poll(conn, "SELECT count(*) = 2 FROM index_workers")
         b.send_signal(signal.SIGSTOP)
         index = await start_kb(env, "index", str(corpus), "--name", "corpus", "--json")
+        processes.append(index)
 
         # A is killed once it has written documents and holds others not yet written.
         await poll(
@@ -172,7 +175,8 @@ async def test_workers_share_a_reindex_and_a_killed_worker_loses_nothing(
         )
         b.send_signal(signal.SIGCONT)
 
-        out, err = await index.communicate()
+        # Bounded: a run left waiting on a claim that never expires fails here.
+        out, err = await asyncio.wait_for(index.communicate(), timeout=RUN_TIMEOUT)
         assert index.returncode == 0, err.decode()
         record = json.loads(out)
         b.send_signal(signal.SIGTERM)
@@ -182,11 +186,11 @@ async def test_workers_share_a_reindex_and_a_killed_worker_loses_nothing(
         version = await conn.fetchval("SELECT version FROM corpus_version")
         left = await conn.fetch("SELECT id FROM index_workers")
     finally:
-        for worker in workers:
-            if worker.returncode is None:
-                worker.send_signal(signal.SIGCONT)
-                worker.kill()
-                await worker.wait()
+        for process in processes:
+            if process.returncode is None:
+                process.send_signal(signal.SIGCONT)
+                process.kill()
+                await process.wait()
         await conn.close()
 
     # Every document queued once and written once; A's unfinished ones by B, on a retry.
