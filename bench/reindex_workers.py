@@ -67,7 +67,8 @@ class Layout:
 
     @property
     def label(self) -> str:
-        return f"{self.workers} worker{'s' if self.workers > 1 else ''} × {self.threads} thread"
+        workers = f"{self.workers} worker{'s' if self.workers > 1 else ''}"
+        return f"{workers} × {self.threads} thread{'s' if self.threads > 1 else ''}"
 
     @staticmethod
     def parse(text: str) -> Layout:
@@ -349,6 +350,8 @@ async def run(config: BenchConfig) -> tuple[list[Outcome], dict[str, str]]:
         try:
             for layout in config.layouts:
                 outcomes.append(await run_layout(server, folder, layout, config, temp))
+                if config.output is not None:  # so far, in case the run is cut short
+                    config.output.write_text(report(outcomes, facts, config))
         finally:
             server.stop()
     facts["load at end"] = _loads(os.getloadavg())
