@@ -7,9 +7,11 @@ beats every third of its lease, and runs `concurrency` lanes that each take a ba
 over; with nothing to claim a lane sleeps `idle_seconds`. It holds no lock: it serves
 whichever run is active, and only runs whose model is its own and the index's active one
 (a worker configured with another model claims nothing, and says so at start). A
-database error costs a pause, not the process. Stopping (SIGTERM, Ctrl-C) hands the
-documents it holds back at once and removes its row; a worker killed outright loses
-nothing either: its leases expire and another worker, or the run itself, takes them.
+database error costs a pause, not the process; any other error stops the worker, which
+hands its documents back, leaves and raises it (a supervisor restarts the process).
+Stopping (SIGTERM, Ctrl-C) hands the documents it holds back at once and removes its
+row; a worker killed outright loses nothing either: its leases expire and another
+worker, or the run itself, takes them.
 
 Lanes share the process's one embedder, whose encode calls run one at a time: with two
 lanes one batch is being written while the next is embedded.
@@ -101,22 +103,31 @@ class IndexWorker:
         self.totals = WorkerTotals()
 
     async def run(self, stop: asyncio.Event) -> WorkerTotals:
-        """Take work until `stop` is set; then hand back what is held and leave."""
+        """Take work until `stop` is set; then hand back what is held and leave.
+
+        A lane that fails with an error it can't wait out (a model that raises, a bug)
+        stops the worker too, and the error is raised once the worker has left: a worker
+        that beats but no longer takes work would keep a run waiting for it forever.
+        """
         model = self._embedder.identity
         await self._registry.register(self.name, model=model, lease_seconds=self._lease)
         await self._warn_if_not_active()
-        tasks = [asyncio.create_task(self._beat(stop))]
-        tasks += [
+        stopped = asyncio.create_task(stop.wait())
+        lanes = [
             asyncio.create_task(self._lane(stop)) for _ in range(max(1, self._options.concurrency))
         ]
+        tasks = [stopped, asyncio.create_task(self._beat(stop)), *lanes]
         try:
-            await stop.wait()
+            await asyncio.wait([stopped, *lanes], return_when=asyncio.FIRST_COMPLETED)
         finally:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
             with contextlib.suppress(*_RETRYABLE):
                 await self._registry.leave(self.name)
+        for lane in lanes:
+            if not lane.cancelled() and (error := lane.exception()) is not None:
+                raise error
         return self.totals
 
     async def _lane(self, stop: asyncio.Event) -> None:

@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 
 from jobs.queue_consumer import ConsumerOptions, QueueConsumer
+from jobs.worker import IndexWorker
 from store.documents import DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.index_queue import IndexQueue, QueuedChunk, QueuedDocument
 from store.index_runs import IndexRunRepository
+from store.index_workers import WorkerRegistry
 
 LEASE = 1.0
 
@@ -110,3 +112,24 @@ async def test_a_claimer_that_fails_or_is_stopped_hands_its_documents_back_at_on
     outcome = await consumer(pool, ready, "second").take()
     assert outcome is not None and outcome.documents == 1
     assert await pool.fetchval("SELECT attempts FROM index_queue") == 2
+
+
+async def test_a_worker_whose_model_fails_hands_back_leaves_and_raises(
+    pool: asyncpg.Pool, queued: IndexQueue, hashing_embedder: Any
+) -> None:
+    broken = HeldEmbedder(hashing_embedder, fail=True)
+    broken.go.set()
+    worker = IndexWorker(
+        queue=IndexQueue(pool),
+        registry=WorkerRegistry(pool),
+        documents=DocumentRepository(pool),
+        embedder=broken,
+        consumer_options=ConsumerOptions(lease_seconds=600, batch_chunks=8),
+        name="broken",
+    )
+    # Not a worker that keeps beating with no lane left, which a run would wait on forever.
+    with pytest.raises(RuntimeError, match="fell over"):
+        await asyncio.wait_for(worker.run(asyncio.Event()), timeout=30)
+    assert await WorkerRegistry(pool).alive() == []
+    row = await pool.fetchrow("SELECT claimed_by, attempts, status FROM index_queue")
+    assert dict(row) == {"claimed_by": None, "attempts": 1, "status": "pending"}
