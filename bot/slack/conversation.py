@@ -57,12 +57,14 @@ def grounded(answer: Answer) -> bool:
 
 
 class _StepReporter:
-    """Passes the answerer's steps to the reply, at most one update per `interval` seconds."""
+    """Passes the answerer's steps to the reply once the run has taken `interval` seconds,
+    then at most one update per `interval`: a quick answer replaces the placeholder
+    directly, without chat.update calls that only Slack's rate limit would notice."""
 
     def __init__(self, reply: Reply, *, interval: float) -> None:
         self._reply = reply
         self._interval = interval
-        self._last = 0.0
+        self._last = time.monotonic()
 
     async def __call__(self, step: str) -> None:
         now = time.monotonic()

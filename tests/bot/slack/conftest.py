@@ -27,6 +27,7 @@ from jobs.indexing import Indexer, IndexOptions
 from store.corpus import CorpusReader
 from store.documents import DocumentRepository
 from store.keyword_search import KeywordSearch
+from store.pgvector_version import pgvector_version
 from store.vector_search import VectorSearch
 from tests.bot.slack.rig import BOT_TOKEN, FIXTURE_KB, SIGNING_SECRET, FakeSlack, SlackSender
 
@@ -74,7 +75,9 @@ async def corpus(pool: asyncpg.Pool, embedder: Any) -> asyncpg.Pool:
     return pool
 
 
-def runtime_on(pool: asyncpg.Pool, embedder: Any) -> Runtime:
+async def runtime_on(pool: asyncpg.Pool, embedder: Any) -> Runtime:
+    async with pool.acquire() as conn:
+        version = await pgvector_version(conn)
     return Runtime(
         settings=Settings(),
         pool=pool,
@@ -83,6 +86,7 @@ def runtime_on(pool: asyncpg.Pool, embedder: Any) -> Runtime:
         documents=DocumentRepository(pool),
         vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
         keyword_search=KeywordSearch(CorpusReader(pool)),
+        pgvector=version,
     )
 
 
@@ -104,7 +108,7 @@ async def start_bot(
         access: AccessPolicy | None = None,
         options: BotOptions | None = None,
     ) -> RunningBot:
-        runtime = runtime_on(corpus, embedder)
+        runtime = await runtime_on(corpus, embedder)
         client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url, session=http)
         services = runtime.slack_services(
             client=client,
@@ -142,7 +146,7 @@ async def start_socket_bot(
     started: list[tuple[Any, SlackServices, Runtime]] = []
 
     async def start(*, options: BotOptions | None = None) -> SlackServices:
-        runtime = runtime_on(corpus, embedder)
+        runtime = await runtime_on(corpus, embedder)
         client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url)
         services = runtime.slack_services(
             client=client,

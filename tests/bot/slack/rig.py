@@ -17,6 +17,7 @@ Used by the scenario tests (through tests/bot/slack/conftest.py) and bench/slack
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import copy
 import json
 import time
@@ -30,6 +31,8 @@ from urllib.parse import parse_qsl, urlencode
 import aiohttp
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
+
+from bot.slack.blocks import placeholder_message
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PAYLOADS = FIXTURES / "slack"
@@ -116,8 +119,10 @@ class FakeSlack:
         """Answer the next call to `method` with this response (then back to normal)."""
         self.scripted[method].append(Scripted(status, body, headers))
 
-    def calls_to(self, method: str) -> list[Call]:
-        return [c for c in self.calls if c.method == method]
+    def calls_to(self, method: str, *, progress: bool = False) -> list[Call]:
+        """The calls to `method`; for chat.update, the replies, or with `progress` the
+        placeholder's progress updates (its step, its turn after the queue)."""
+        return [c for c in self.calls if c.method == method and _progress(c) == progress]
 
     async def wait_for(
         self,
@@ -126,12 +131,20 @@ class FakeSlack:
         count: int = 1,
         where: Callable[[Call], bool] | None = None,
         timeout: float = 60,
+        progress: bool = False,
     ) -> list[Call]:
-        """Wait until `count` calls to `method` (matching `where`) have arrived."""
+        """Wait until `count` calls to `method` (matching `where`) have arrived; for
+        chat.update, replies only, or with `progress` only the placeholder's updates."""
 
         def found() -> list[Call]:
             source = self.hooks if method == "hook" else self.calls
-            return [c for c in source if c.method == method and (where is None or where(c))]
+            return [
+                c
+                for c in source
+                if c.method == method
+                and _progress(c) == progress
+                and (where is None or where(c))
+            ]
 
         async with self._changed:
             await asyncio.wait_for(self._changed.wait_for(lambda: len(found()) >= count), timeout)
@@ -337,6 +350,17 @@ class SlackSender:
         )
 
 
+PLACEHOLDER_TEXT = placeholder_message().text
+
+
+def _progress(call: Call) -> bool:
+    """A chat.update that only changes the placeholder: a step, or its turn in the queue."""
+    if call.method != "chat.update":
+        return False
+    text = str(call.params.get("text", ""))
+    return text == PLACEHOLDER_TEXT or "in the queue" in text
+
+
 def mention(text: str, *, ts: str, event_id: str, channel: str = "C111", **extra: Any) -> dict:
     """The app_mention payload file with this text, ts, event id and channel."""
     body = payload("event_app_mention.json")
@@ -485,7 +509,9 @@ class SteppingAnswerer:
         self.gate = asyncio.Event()
 
     async def answer(self, question: str, *, on_step: Any = None, **kwargs: Any) -> Any:
-        if on_step is not None:
-            await on_step(self.step)
+        while on_step is not None and not self.gate.is_set():
+            await on_step(self.step)  # a long step reports itself now and then
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self.gate.wait(), 0.2)
         await self.gate.wait()
         return await self.inner.answer(question, on_step=on_step, **kwargs)

@@ -82,7 +82,9 @@ async def test_a_long_run_shows_the_step_it_is_on_in_the_placeholder(start_bot, 
     bot = await start_bot(answerer=stepping)
     await bot.sender.event(mention(QUESTION, ts="1700000014.000001", event_id="EvStep"))
     (step,) = await fake_slack.wait_for(
-        "chat.update", where=lambda c: "annual leave request" in json.dumps(c.params["blocks"])
+        "chat.update",
+        where=lambda c: "annual leave request" in json.dumps(c.params["blocks"]),
+        progress=True,
     )
     assert "Searching" in step.params["text"]
     agents[0].gate.set()

@@ -29,8 +29,9 @@ async def test_a_question_beyond_the_workspace_cap_is_queued_visibly_then_answer
     assert "number 1 in the queue" in second.params["text"]
     agents[0].gate.set()
     await bot.idle()
-    updates = fake_slack.calls_to("chat.update")
+    updates = fake_slack.calls_to("chat.update", progress=True)
     assert any("Searching" in u.params["text"] for u in updates)  # its turn came
+    assert len(fake_slack.calls_to("chat.update")) == 2  # then both answers
     assert not [m for m in fake_slack.messages["C111"] if "queue" in m["text"]]
 
 
