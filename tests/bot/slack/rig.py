@@ -141,9 +141,7 @@ class FakeSlack:
             return [
                 c
                 for c in source
-                if c.method == method
-                and _progress(c) == progress
-                and (where is None or where(c))
+                if c.method == method and _progress(c) == progress and (where is None or where(c))
             ]
 
         async with self._changed:
