@@ -96,6 +96,12 @@ class Settings(BaseSettings):
         default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
     )
     slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
+    # A question unanswered this many seconds after its ack, found at start-up, belongs
+    # to a process that died: its asker is told to ask again (bot/slack/recovery.py).
+    # Longer than any answer takes, so a live replica's slow answer is never taken over.
+    slack_abandoned_after: float = Field(
+        default=300, ge=0, validation_alias="KB_SLACK_ABANDONED_AFTER"
+    )
     slack_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, validation_alias="KB_SLACK_MAX_BODY_BYTES"
     )

@@ -315,6 +315,7 @@ def compose_slack(
         threads=ThreadHistory(client=client, runs=runs, max_turns=options.history_turns),
         queue=WorkspaceQueue(limit=options.runs_per_workspace),
         options=options,
+        deliveries=deliveries,
     )
     return SlackServices(
         client=client,

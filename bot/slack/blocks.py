@@ -318,6 +318,15 @@ def failure_message(*, run_id: int | None) -> SlackMessage:
     return SlackMessage(text=text, blocks=[section(text)])
 
 
+def interrupted_message() -> SlackMessage:
+    """For a question whose answer was lost when the bot stopped mid-run (a crash, a kill)."""
+    text = (
+        "Sorry, the bot restarted before it could answer this, and the answer was lost. "
+        "Please ask again."
+    )
+    return SlackMessage(text=text, blocks=[section(text)])
+
+
 def help_message(*, command: str = "/kb") -> SlackMessage:
     """Usage, for `/kb`, `/kb help` and the App Home."""
     return SlackMessage(

@@ -25,6 +25,7 @@ from bot.slack.queue import WorkspaceQueue
 from bot.slack.replies import Reply
 from bot.slack.threads import ThreadHistory, answer_metadata, bot_turn
 from store.conversations import ConversationLog, PostedAnswer
+from store.deliveries import DeliveryLog
 from store.runs import RunRepository
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,8 @@ class Asked:
     with_history: bool = False
     # Help channels: post only an answer that is fully grounded, otherwise nothing.
     grounded_only: bool = False
+    # The slack_deliveries key this question was claimed under, when it is followed.
+    delivery: str | None = None
 
 
 def grounded(answer: Answer) -> bool:
@@ -88,8 +91,10 @@ class Conversation:
         threads: ThreadHistory,
         queue: WorkspaceQueue,
         options: BotOptions,
+        deliveries: DeliveryLog | None = None,
         step_interval: float = 1.5,
     ) -> None:
+        self._deliveries = deliveries
         self._answerer = answerer
         self._runs = runs
         self._answers = answers
@@ -105,14 +110,26 @@ class Conversation:
             answer = await self._answer(asked, reply, reference)
             if asked.grounded_only and not grounded(answer):
                 log.info("help channel: no grounded answer, nothing posted (run %s)", answer.run_id)
+                await self._finish(asked, "silent")
                 return
             messages = self._render(answer)
             message_ts = await reply.answered(messages, metadata=answer_metadata(answer.run_id))
+            await self._finish(asked, "answered")
             await self._record(asked, answer, message_ts)
         except Exception:
             log.exception("answering failed (request %s)", reference)
             if not asked.grounded_only:
                 await self._show_failure(reply, reference)
+            await self._finish(asked, "failed")
+
+    async def _finish(self, asked: Asked, outcome: str) -> None:
+        """Mark the delivery finished; best effort (the database may be what failed)."""
+        if self._deliveries is None or asked.delivery is None:
+            return
+        try:
+            await self._deliveries.finish(asked.delivery, outcome=outcome)
+        except Exception:
+            log.warning("could not mark the delivery %s", outcome, exc_info=True)
 
     async def _answer(self, asked: Asked, reply: Reply, reference: str) -> Answer:
         async def queued(position: int) -> None:
