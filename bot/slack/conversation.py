@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.answer import Answer, Answerer, Turn
+from agent.errors import run_id_of
 from bot.slack.blocks import ReplyOptions, SlackMessage, answer_messages, failure_message
 from bot.slack.config import Access, BotOptions
 from bot.slack.queue import WorkspaceQueue
@@ -116,10 +117,10 @@ class Conversation:
             message_ts = await reply.answered(messages, metadata=answer_metadata(answer.run_id))
             await self._finish(asked, "answered")
             await self._record(asked, answer, message_ts)
-        except Exception:
+        except Exception as exc:
             log.exception("answering failed (request %s)", reference)
             if not asked.grounded_only:
-                await self._show_failure(reply, reference)
+                await self._show_failure(reply, reference, run_id=run_id_of(exc))
             await self._finish(asked, "failed")
 
     async def _finish(self, asked: Asked, outcome: str) -> None:
@@ -200,10 +201,11 @@ class Conversation:
                 turns=[Turn(role="user", text=asked.question), bot_turn(answer)],
             )
 
-    async def _show_failure(self, reply: Reply, reference: str) -> None:
-        run_id = None
+    async def _show_failure(self, reply: Reply, reference: str, *, run_id: int | None) -> None:
+        """One plain line naming the run: the one the loop noted (known even when the
+        database is what failed), else the one stored under this request's reference."""
         try:
-            run_id = await self._failed_run(reference)
+            run_id = run_id or await self._failed_run(reference)
         except Exception:
             log.warning("could not look up the failed run (request %s)", reference, exc_info=True)
         try:
