@@ -215,10 +215,10 @@ class _Run:
             f"{sum(len(h) for h in results)} hits",
             started,
         )
-        by_question: dict[int, list[ChunkHit]] = {}
+        by_question: dict[int, list[list[ChunkHit]]] = {}
         first = len(self.state.queries)
         for query, hits in zip(batch, results, strict=True):
-            by_question.setdefault(query.sub_question, []).extend(hits)
+            by_question.setdefault(query.sub_question, []).append(hits)
             self.state.queries.append(QueryRun(query, self.state.step, len(hits)))
         passages = await self._read(by_question)
         started = time.perf_counter()
@@ -245,12 +245,12 @@ class _Run:
             query.text, limit=self.options.hits_per_query, where=self.goal.scope
         )
 
-    async def _read(self, hits: dict[int, list[ChunkHit]]) -> dict[int, list[Passage]]:
+    async def _read(self, hits: dict[int, list[list[ChunkHit]]]) -> dict[int, list[Passage]]:
         await self._tell("Reading sources")
         started = time.perf_counter()
         read: dict[int, list[Passage]] = {}
-        for index, found in hits.items():
-            unique = list({h.chunk_id: h for h in sorted(found, key=lambda h: -h.score)}.values())
+        for index, lists in hits.items():
+            unique = _by_rank(lists)
             passages = await self.loop._reader.read(unique[: self.options.read_per_question])
             read[index] = passages
             for passage in passages:
@@ -261,9 +261,8 @@ class _Run:
                         SourceRead(span.chunk_id, passage.title, passage.url, passage.heading),
                     )
         total = sum(len(p) for p in read.values())
-        self._record(
-            "read", f"{sum(len(h) for h in hits.values())} hits", f"{total} passages", started
-        )
+        found = sum(len(h) for lists in hits.values() for h in lists)
+        self._record("read", f"{found} hits", f"{total} passages", started)
         return read
 
     def _merge(self, evidence: list[Evidence]) -> int:
@@ -549,6 +548,18 @@ class _Run:
             "rewrites": len(rewrites),
             "rewrites_with_evidence": sum(1 for r in rewrites if r.new_evidence),
         }
+
+
+def _by_rank(lists: Sequence[Sequence[ChunkHit]]) -> list[ChunkHit]:
+    """The hits of several queries in retrieval order: every query's first hit, then every
+    second hit, and so on, each chunk once. The retriever's order (BM25, vectors, title
+    links) ranks better than any one score; cosines to different queries don't compare."""
+    merged: dict[int, ChunkHit] = {}
+    for rank in range(max((len(h) for h in lists), default=0)):
+        for hits in lists:
+            if rank < len(hits):
+                merged.setdefault(hits[rank].chunk_id, hits[rank])
+    return list(merged.values())
 
 
 def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:

@@ -32,3 +32,11 @@ class EmbeddingModelMismatch(StoreError):
 
 class EmbeddingModelUnavailable(StoreError):
     """The configured embedding model could not be loaded."""
+
+
+class ExportFileInvalid(StoreError):
+    """A line of a `kb import` file is not a record this version can restore."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line = line

@@ -27,3 +27,7 @@ async def try_advisory_lock(pool: asyncpg.Pool, key: int) -> AsyncIterator[bool]
         finally:
             if acquired:
                 await conn.execute("SELECT pg_advisory_unlock($1)", key)
+
+
+# One retention purge at a time across every instance (jobs/retention.py).
+RETENTION_LOCK_KEY = 0x6B62_7274  # "kbrt"

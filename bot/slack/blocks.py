@@ -68,6 +68,7 @@ __all__ = [
     "mark_escalated",
     "placeholder_message",
     "resolved_escalation_message",
+    "too_long_message",
     "trace_message",
 ]
 
@@ -323,6 +324,15 @@ def interrupted_message() -> SlackMessage:
     text = (
         "Sorry, the bot restarted before it could answer this, and the answer was lost. "
         "Please ask again."
+    )
+    return SlackMessage(text=text, blocks=[section(text)])
+
+
+def too_long_message(*, length: int, limit: int) -> SlackMessage:
+    """The polite refusal of a question longer than the configured limit."""
+    text = (
+        f"Your question is {length:,} characters long; I can take up to {limit:,}. Please "
+        "ask it in fewer words (the key question first), and I'll search for it."
     )
     return SlackMessage(text=text, blocks=[section(text)])
 

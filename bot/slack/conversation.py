@@ -20,8 +20,16 @@ from dataclasses import dataclass
 
 from agent.answer import Answer, Answerer, Turn
 from agent.errors import run_id_of
-from bot.slack.blocks import ReplyOptions, SlackMessage, answer_messages, failure_message
+from bot.metrics import Metrics
+from bot.slack.blocks import (
+    ReplyOptions,
+    SlackMessage,
+    answer_messages,
+    failure_message,
+    too_long_message,
+)
 from bot.slack.config import Access, BotOptions
+from bot.slack.mrkdwn import clean
 from bot.slack.queue import WorkspaceQueue
 from bot.slack.replies import Reply
 from bot.slack.threads import ThreadHistory, answer_metadata, bot_turn
@@ -94,6 +102,7 @@ class Conversation:
         options: BotOptions,
         deliveries: DeliveryLog | None = None,
         step_interval: float = 1.5,
+        metrics: Metrics | None = None,
     ) -> None:
         self._deliveries = deliveries
         self._answerer = answerer
@@ -103,12 +112,36 @@ class Conversation:
         self._queue = queue
         self._options = options
         self._step_interval = step_interval
+        self._metrics = metrics
 
     async def run(self, asked: Asked, reply: Reply) -> None:
         """Answer `asked` through `reply`; never raises (a failure is shown instead)."""
         reference = uuid.uuid4().hex[:16]
+        started = time.monotonic()
+        # NUL and lone surrogates cannot be stored (Postgres text is UTF-8 without NUL);
+        # bidi overrides could make the question read otherwise in the trace.
+        asked = dataclasses.replace(asked, question=" ".join(clean(asked.question).split()))
+        limit = self._options.max_question_chars
         try:
+            if len(asked.question) > limit:
+                if not asked.grounded_only:
+                    await reply.failed(too_long_message(length=len(asked.question), limit=limit))
+                await self._finish(asked, "failed")
+                return
             answer = await self._answer(asked, reply, reference)
+            seconds = time.monotonic() - started
+            if self._metrics is not None:
+                self._metrics.answered(answer, seconds=seconds)
+            log.info(
+                "answered",
+                extra={
+                    "run_id": answer.run_id,
+                    "channel_id": asked.channel_id,
+                    "stage": "answer",
+                    "stop_reason": answer.stop_reason,
+                    "latency_ms": round(seconds * 1000, 1),
+                },
+            )
             if asked.grounded_only and not grounded(answer):
                 log.info("help channel: no grounded answer, nothing posted (run %s)", answer.run_id)
                 await self._finish(asked, "silent")
@@ -119,6 +152,8 @@ class Conversation:
             await self._record(asked, answer, message_ts)
         except Exception as exc:
             log.exception("answering failed (request %s)", reference)
+            if self._metrics is not None:
+                self._metrics.answer_failed()
             if not asked.grounded_only:
                 await self._show_failure(reply, reference, run_id=run_id_of(exc))
             await self._finish(asked, "failed")

@@ -13,12 +13,14 @@ from typing import Any
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.blocks import help_message
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.conversation import Asked, Conversation
 from bot.slack.predicates import (
     Route,
     is_dm,
     is_thread_reply,
+    mentions,
     message_key,
     question_text,
     route,
@@ -54,14 +56,14 @@ class MessageDesk:
         if decision is Route.IGNORE:
             return
         question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
-        if not question:
-            return
+        if not question and not mentions(event.get("text", ""), bot_user_id):
+            return  # nothing asked and nobody called: a file share, an empty edit
         key, channel = message_key(event), str(event["channel"])
         # In a DM the answer goes in the message's thread when it has one, else below it.
         thread_ts = event.get("thread_ts") if is_dm(event) else thread_of(event)
         # Followed to the end (and recovered after a crash) unless a help channel's
-        # silence is the right outcome anyway.
-        followed = decision is Route.ANSWER
+        # silence is the right outcome anyway, or nothing was asked.
+        followed = decision is Route.ANSWER and bool(question)
         claimed = await self._deliveries.claim(
             key,
             kind="message",
@@ -69,6 +71,11 @@ class MessageDesk:
             reply_thread_ts=thread_ts if followed else None,
         )
         if not claimed:
+            return
+        if not question:
+            # Just "@kb": say how to ask, once, in the thread.
+            reply = ThreadReply(self._client, channel_id=channel, thread_ts=thread_ts)
+            await reply.failed(help_message())
             return
         asked = Asked(
             team_id=team_id,
