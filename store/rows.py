@@ -9,6 +9,7 @@ there is the same one (compared on `same_when`) or another.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -16,6 +17,10 @@ from typing import Any, Literal
 import asyncpg
 
 Restored = Literal["added", "present", "conflict"]
+
+# Table and column names are formatted into SQL: they come from module constants in
+# store/, and are checked here so that nothing else could ever be.
+_IDENTIFIER = re.compile(r"[a-z_][a-z0-9_]*")
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +31,12 @@ class TableRows:
     key: tuple[str, ...]
     # Columns that tell "the same row, imported before" from "another row with this key".
     same_when: tuple[str, ...]
+
+    def __post_init__(self) -> None:
+        names = (self.table, *self.columns, *self.json_columns, *self.key, *self.same_when)
+        bad = [n for n in names if not _IDENTIFIER.fullmatch(n)]
+        if bad:
+            raise ValueError(f"not a plain SQL identifier: {bad[0]!r}")
 
     def plain(self, row: asyncpg.Record) -> dict[str, Any]:
         values = {c: row[c] for c in self.columns}
@@ -62,6 +73,8 @@ class TableRows:
 
     async def sync_sequence(self, conn: asyncpg.Connection, column: str = "id") -> None:
         """Move the id sequence past the ids imported, so new rows never collide."""
+        if not _IDENTIFIER.fullmatch(column):
+            raise ValueError(f"not a plain SQL identifier: {column!r}")
         await conn.execute(
             f"SELECT setval(pg_get_serial_sequence('{self.table}', '{column}'), "
             f"GREATEST((SELECT max({column}) FROM {self.table}), 1))"

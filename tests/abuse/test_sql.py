@@ -14,6 +14,8 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from bot.slack.config import AccessPolicy, BotOptions
 from jobs.config import load_sources
 from tests.bot.slack.rig import mention, user_message
@@ -78,7 +80,17 @@ async def test_sql_shaped_source_and_collection_names_are_indexed_and_queried_as
 
 _SQL = re.compile(r"\b(SELECT|INSERT|UPDATE|DELETE|CREATE|ALTER|DROP|SET|TRUNCATE|WITH)\b")
 # (file, interpolated expression) → why it cannot carry configuration or user text.
+_ROWS = "a TableRows identifier: a module constant, checked as a plain identifier on creation"
 ALLOWED = {
+    ("store/rows.py", "self.table"): _ROWS,
+    ("store/rows.py", "', '.join(self.columns)"): _ROWS,
+    ("store/rows.py", "', '.join(self.same_when)"): _ROWS,
+    ("store/rows.py", "column"): _ROWS + " (a serial column named in the repository)",
+    ("store/rows.py", "order"): _ROWS + " (the key columns, joined)",
+    ("store/rows.py", "marks"): "placeholders $1…$n, made from a count",
+    ("store/rows.py", "where"): (
+        "the key columns with placeholders, or a constant condition written in store/"
+    ),
     ("store/corpus.py", "UPDATED_AT"): "a module constant: a SQL expression written here",
     ("store/vector_search.py", "_UPDATED_AT"): "a module constant: a SQL expression written here",
     ("store/vector_search.py", "ef_search"): (
@@ -146,3 +158,16 @@ def test_the_check_catches_the_usual_ways_of_formatting_a_value_into_sql(tmp_pat
         "e = f'nothing to see {here}'\n"
     )
     assert formatted_sql(code) == ["name", "uri", "text", "name"]
+
+
+def test_table_rows_refuse_a_name_that_is_not_a_plain_identifier():
+    from store.rows import TableRows
+
+    with pytest.raises(ValueError, match="identifier"):
+        TableRows(
+            table="runs; DROP TABLE documents",
+            columns=("id",),
+            json_columns=frozenset(),
+            key=("id",),
+            same_when=("id",),
+        )
