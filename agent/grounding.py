@@ -9,7 +9,8 @@ The comparison forgives what a faithful quote may change and nothing else: case,
 space (line wrapping, indentation), punctuation (curly or straight quotes, dashes, list
 markers, emphasis marks) and Markdown link syntax (`[text](url)` reads as `text`, so a
 quote may keep or drop the link). It matches whole words: "4 hours" does not verify
-against "14 hours".
+against "14 hours". A link the quote carries (a Markdown link's target or a bare URL)
+must be in the chunk too: a reasoner cannot dress the chunk's words in a link of its own.
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ from typing import Literal, Protocol
 from store.corpus import ChunkText
 
 _MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
+_LINK_TARGET = re.compile(
+    r"\]\(([^)\s]+)\)|\b((?:https?|ftp|mailto|javascript|data):[^\s<>()\[\]]+)", re.I
+)
 
 
 def normalise(text: str) -> str:
@@ -42,7 +46,14 @@ def _is_separator(char: str) -> bool:
 def quote_occurs(quote: str, chunk_text: str) -> bool:
     """True when `quote` (with at least one word) occurs, as whole words, in `chunk_text`."""
     needle = normalise(quote)
-    return bool(needle) and f" {needle} " in f" {normalise(chunk_text)} "
+    if not needle or f" {needle} " not in f" {normalise(chunk_text)} ":
+        return False
+    return all(target in chunk_text for target in _link_targets(quote))
+
+
+def _link_targets(text: str) -> list[str]:
+    """The URLs `text` links to: Markdown link targets and bare `scheme:` URLs."""
+    return [m[1] or m[2].rstrip(".,;:!?'\"") for m in _LINK_TARGET.finditer(text)]
 
 
 class ChunkTexts(Protocol):

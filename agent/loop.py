@@ -35,7 +35,7 @@ from agent.answer import (
     Turn,
 )
 from agent.conflicts import find_conflicts
-from agent.errors import ReasonerUnavailable
+from agent.errors import ReasonerUnavailable, note_run
 from agent.followups import compress, last_bot_turn
 from agent.grounding import GroundingVerifier, QuoteCheck
 from agent.reasoners.base import DraftClaim, Reasoner, Route
@@ -126,15 +126,25 @@ class AgentLoop:
         try:
             answer = await run.execute()
         except Exception as exc:
-            if self._runs is not None and run_id is not None:
-                await self._runs.fail(
-                    run_id, error=f"{type(exc).__name__}: {exc}"[:500], steps=run.steps()
-                )
+            if self._runs is None or run_id is None:
+                raise
+            await self._fail(run_id, exc, run)
+            note_run(exc, run_id)
             raise
         answer = dataclasses.replace(answer, run_id=run_id)
         if self._runs is not None and run_id is not None:
             await self._runs.finish(run_id, run.outcome(answer, _ms_since(started)))
         return answer
+
+    async def _fail(self, run_id: int, exc: Exception, run: _Run) -> None:
+        """Mark the run failed; best effort, since the store may be what failed."""
+        assert self._runs is not None
+        try:
+            await self._runs.fail(
+                run_id, error=f"{type(exc).__name__}: {exc}"[:500], steps=run.steps()
+            )
+        except Exception:
+            log.warning("could not mark run %d failed", run_id, exc_info=True)
 
 
 class _Run:
@@ -205,10 +215,10 @@ class _Run:
             f"{sum(len(h) for h in results)} hits",
             started,
         )
-        by_question: dict[int, list[ChunkHit]] = {}
+        by_question: dict[int, list[list[ChunkHit]]] = {}
         first = len(self.state.queries)
         for query, hits in zip(batch, results, strict=True):
-            by_question.setdefault(query.sub_question, []).extend(hits)
+            by_question.setdefault(query.sub_question, []).append(hits)
             self.state.queries.append(QueryRun(query, self.state.step, len(hits)))
         passages = await self._read(by_question)
         started = time.perf_counter()
@@ -235,12 +245,12 @@ class _Run:
             query.text, limit=self.options.hits_per_query, where=self.goal.scope
         )
 
-    async def _read(self, hits: dict[int, list[ChunkHit]]) -> dict[int, list[Passage]]:
+    async def _read(self, hits: dict[int, list[list[ChunkHit]]]) -> dict[int, list[Passage]]:
         await self._tell("Reading sources")
         started = time.perf_counter()
         read: dict[int, list[Passage]] = {}
-        for index, found in hits.items():
-            unique = list({h.chunk_id: h for h in sorted(found, key=lambda h: -h.score)}.values())
+        for index, lists in hits.items():
+            unique = _by_rank(lists)
             passages = await self.loop._reader.read(unique[: self.options.read_per_question])
             read[index] = passages
             for passage in passages:
@@ -251,9 +261,8 @@ class _Run:
                         SourceRead(span.chunk_id, passage.title, passage.url, passage.heading),
                     )
         total = sum(len(p) for p in read.values())
-        self._record(
-            "read", f"{sum(len(h) for h in hits.values())} hits", f"{total} passages", started
-        )
+        found = sum(len(h) for lists in hits.values() for h in lists)
+        self._record("read", f"{found} hits", f"{total} passages", started)
         return read
 
     def _merge(self, evidence: list[Evidence]) -> int:
@@ -539,6 +548,18 @@ class _Run:
             "rewrites": len(rewrites),
             "rewrites_with_evidence": sum(1 for r in rewrites if r.new_evidence),
         }
+
+
+def _by_rank(lists: Sequence[Sequence[ChunkHit]]) -> list[ChunkHit]:
+    """The hits of several queries in retrieval order: every query's first hit, then every
+    second hit, and so on, each chunk once. The retriever's order (BM25, vectors, title
+    links) ranks better than any one score; cosines to different queries don't compare."""
+    merged: dict[int, ChunkHit] = {}
+    for rank in range(max((len(h) for h in lists), default=0)):
+        for hits in lists:
+            if rank < len(hits):
+                merged.setdefault(hits[rank].chunk_id, hits[rank])
+    return list(merged.values())
 
 
 def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import anthropic
 
-from agent.reasoners.claude import ClaudeOptions, ClaudeReasoner
+from agent.reasoners.claude import ClaudeOptions, ClaudeReasoner, OnError
 from bot.settings import Settings
 
 
-def claude_reasoner(settings: Settings) -> ClaudeReasoner:
+def claude_reasoner(settings: Settings, *, on_error: OnError | None = None) -> ClaudeReasoner:
     """Claude with the configured key, model, base URL and timeout; the SDK's own retries
     are off, since the reasoner retries once itself and then falls back."""
     assert settings.anthropic_api_key is not None
@@ -21,4 +21,5 @@ def claude_reasoner(settings: Settings) -> ClaudeReasoner:
     return ClaudeReasoner(
         client=client,
         options=ClaudeOptions(model=settings.anthropic_model, timeout=settings.anthropic_timeout),
+        on_error=on_error,
     )

@@ -197,10 +197,12 @@ def sources(check: bool) -> None:
 
 @main.command()
 def serve() -> None:
-    """Run the Slack app (HTTP and/or Socket Mode), the reindex schedule and /healthz."""
+    """Run the Slack app (HTTP and/or Socket Mode), the reindex schedule, /healthz, /readyz
+    and /metrics. Logs are JSON lines on stderr unless KB_LOG_FORMAT=text."""
     from bot.commands import serve_command
 
-    _run(lambda: serve_command(_settings()))
+    settings = _server_logging(_settings())
+    _run(lambda: serve_command(settings))
 
 
 @main.command()
@@ -225,7 +227,45 @@ def jobs(worker: bool, concurrency: int | None) -> None:
         return
     from bot.commands import jobs_command
 
-    _run(lambda: jobs_command(_settings()))
+    settings = _server_logging(_settings())
+    _run(lambda: jobs_command(settings))
+
+
+def _server_logging(settings: Any) -> Any:
+    """Long-running commands log at info, as JSON lines unless KB_LOG_FORMAT=text."""
+    from bot.logs import configure_logging
+
+    verbose = bool(click.get_current_context().find_root().params.get("verbose"))
+    configure_logging(
+        log_format=settings.log_format or "json",
+        level=logging.DEBUG if verbose else logging.INFO,
+    )
+    return settings
+
+
+@main.command(name="export")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False))
+def export_(file: Path) -> None:
+    """Write escalations, experts' answers, feedback and their runs to FILE (JSON Lines).
+
+    Documents, chunks and vectors are not in it: `kb index` rebuilds them from sources.
+    """
+    from bot.commands import export_command
+
+    records = _run(lambda: export_command(_settings(), file))
+    click.echo(f"exported {records} records to {file}")
+
+
+@main.command(name="import")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+def import_(file: Path) -> None:
+    """Restore a `kb export` FILE; importing it again adds nothing."""
+    from bot.commands import import_command
+
+    report = _run(lambda: import_command(_settings(), file))
+    added = ", ".join(f"{n} {kind}" for kind, n in report.added.items())
+    present = sum(report.present.values())
+    click.echo(f"imported {added}; {present} already present")
 
 
 @main.command()
@@ -252,10 +292,15 @@ def _settings() -> Any:
     from bot.settings import load_settings
 
     try:
-        return load_settings()
+        settings = load_settings()
     except SettingsError as exc:
         click.echo(f"error: {exc}", err=True)
         sys.exit(SETTINGS_ERROR)
+    if settings.log_format == "json":  # asked for by name: the interactive commands too
+        from bot.logs import configure_logging
+
+        configure_logging(log_format="json", level=logging.getLogger().level)
+    return settings
 
 
 # --- kb eval (retrieval evaluation; the work is in bot/eval_command.py) ---

@@ -16,8 +16,10 @@ from typing import Any
 import click
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.text import Text
 
 from agent.answer import Answer
+from bot.logs import JsonFormatter
 from bot.settings import Settings
 from bot.slack.blocks import answer_messages
 from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
@@ -69,30 +71,61 @@ async def reindex(
         )
 
 
+def say(
+    text: str,
+    *,
+    markup: bool = True,
+    soft_wrap: bool = False,
+    level: int = logging.INFO,
+    **fields: Any,
+) -> None:
+    """A line for the operator: on the console, or a log line when logs are JSON (`kb
+    serve` and `kb jobs`, so stderr stays one JSON object per line)."""
+    if not json_logging():
+        console.print(text, markup=markup, soft_wrap=soft_wrap)
+        return
+    plain = Text.from_markup(text).plain if markup else text
+    log.log(level, plain, extra=fields)
+
+
+def json_logging() -> bool:
+    return any(isinstance(h.formatter, JsonFormatter) for h in logging.getLogger().handlers)
+
+
 def print_outcome(outcome: ReindexOutcome) -> None:
     if outcome.skipped:
-        console.print(f"[yellow]skipped:[/] {outcome.reason}; try again when it has finished")
+        say(f"[yellow]skipped:[/] {outcome.reason}; try again when it has finished")
     for report in outcome.reports:
         print_report(report)
     for name, error in outcome.errors.items():
-        console.print(f"[red]source {name} failed:[/] {error}")
+        say(
+            f"[red]source {name} failed:[/] {error}",
+            level=logging.ERROR,
+            source=name,
+            stage="reindex",
+            outcome="failed",
+        )
 
 
 def print_report(report: IndexReport) -> None:
     verb = "would change" if report.dry_run else "indexed"
-    console.print(
+    say(
         f"{verb} [bold]{report.source}[/] in {report.seconds:.1f}s: "
         f"{report.documents_added} added, {report.documents_updated} updated, "
         f"{report.documents_unchanged} unchanged, {report.documents_deleted} deleted, "
         f"{report.documents_failed} failed; chunks {report.chunks_embedded} embedded, "
-        f"{report.chunks_reused} reused, {report.chunks_deleted} deleted"
+        f"{report.chunks_reused} reused, {report.chunks_deleted} deleted",
+        source=report.source,
+        stage="reindex",
+        outcome="partial" if report.failures else "succeeded",
+        latency_ms=round(report.seconds * 1000, 1),
     )
     for change in report.changes:
-        console.print(f"  would be {change['change']}: {change['uri']}", markup=False)
+        say(f"  would be {change['change']}: {change['uri']}", markup=False)
     for failure in report.failures:
-        console.print(f"  skipped {failure['uri']}: {failure['reason']}", markup=False)
+        say(f"  skipped {failure['uri']}: {failure['reason']}", markup=False, level=logging.WARNING)
     for warning in report.warnings:
-        console.print(f"  warning: {warning}", markup=False)
+        say(f"  warning: {warning}", markup=False, level=logging.WARNING)
 
 
 def outcome_json(outcome: ReindexOutcome) -> Any:
@@ -272,14 +305,18 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
 
         async def run_source(config: SourceConfig) -> None:
             async with turns:
-                print_outcome(await job.run([config]))
+                outcome = await job.run([config])
+                runtime.metrics.reindexed(outcome, sources=[config.name])
+                print_outcome(outcome)
 
         scheduler = build_scheduler(configs, run_source=run_source)
-        if not scheduler.get_jobs() and not serve_http:
+        reindex_scheduled = bool(scheduler.get_jobs())
+        if not reindex_scheduled and not serve_http:
             raise click.ClickException(
                 f'no source has a schedule; add `every = "1h"` or `cron = "…"` to a source '
                 f"in {settings.sources_path}"
             )
+        add_retention_job(scheduler, runtime)
         if not serve_http:
             await _schedule_until_signalled(scheduler)
             return
@@ -297,10 +334,15 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 add_slack_jobs(scheduler, runtime)
             scheduler.start()
             for scheduled in scheduler.get_jobs():
-                console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
-            console.print(f"serving on http://{settings.host}:{settings.port}/healthz")
+                say(f"scheduled {scheduled.name}: {scheduled.trigger}", markup=False)
+            say(f"serving on http://{settings.host}:{settings.port}/healthz")
             try:
-                app = build_http_app(runtime, slack=slack.app if slack and slack.http else None)
+                app = build_http_app(
+                    runtime,
+                    slack=slack.app if slack and slack.http else None,
+                    scheduler_running=lambda: bool(scheduler.running),
+                    reindex_scheduled=reindex_scheduled,
+                )
                 await serve_until_stopped(app, host=settings.host, port=settings.port)
             finally:
                 scheduler.shutdown(wait=False)
@@ -309,7 +351,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
 async def _schedule_until_signalled(scheduler: Any) -> None:
     scheduler.start()
     for scheduled in scheduler.get_jobs():
-        console.print(f"scheduled {scheduled.name}: {scheduled.trigger}")
+        say(f"scheduled {scheduled.name}: {scheduled.trigger}", markup=False)
     try:
         await _until_signalled()
     finally:
@@ -318,14 +360,67 @@ async def _schedule_until_signalled(scheduler: Any) -> None:
 
 def _report_slack(settings: Settings, slack: Any) -> None:
     if slack is None:
-        console.print(f"Slack is off: set {', '.join(settings.slack_missing())}", soft_wrap=True)
+        say(
+            f"Slack is off: set {', '.join(settings.slack_missing())}", markup=False, soft_wrap=True
+        )
         return
     modes = []
     if slack.http:
         modes.append(f"HTTP at http://{settings.host}:{settings.port}/slack/events")
     if slack.socket_mode is not None:
         modes.append("Socket Mode")
-    console.print(f"Slack app running: {' and '.join(modes)}", soft_wrap=True)
+    say(f"Slack app running: {' and '.join(modes)}", markup=False, soft_wrap=True)
+
+
+RETENTION_EVERY = 6  # hours; the first purge runs at start
+
+
+def add_retention_job(scheduler: Any, runtime: Runtime) -> None:
+    """Purge stored runs and question text past KB_RETENTION_DAYS (none when it is 0)."""
+    from datetime import UTC, datetime
+
+    from jobs.retention import RetentionJob
+
+    keep = runtime.settings.retention
+    if keep is None:
+        say("retention: off (KB_RETENTION_DAYS=0); runs and questions are kept", markup=False)
+        return
+    job = RetentionJob(pool=runtime.pool, keep=keep)
+    scheduler.add_job(
+        job.run,
+        "interval",
+        hours=RETENTION_EVERY,
+        id="retention",
+        name="retention purge",
+        coalesce=True,
+        max_instances=1,
+        next_run_time=datetime.now(UTC),
+    )
+
+
+async def export_command(settings: Settings, path: Path) -> int:
+    """Write the data that cannot be re-derived to `path` (JSON Lines); return the lines."""
+    from store.portable import export_lines
+
+    async with open_runtime(settings) as runtime:
+        lines = await export_lines(runtime.pool)
+    try:
+        path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+    except OSError as exc:
+        raise click.ClickException(f"cannot write {path}: {exc.strerror}") from exc
+    return len(lines) - 1
+
+
+async def import_command(settings: Settings, path: Path) -> Any:
+    """Restore an export file: every line checked first, then all of it or nothing."""
+    from store.portable import import_lines
+
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.ClickException(f"cannot read {path}: {exc}") from exc
+    async with open_runtime(settings) as runtime:
+        return await import_lines(runtime.pool, lines)
 
 
 def add_slack_jobs(scheduler: Any, runtime: Runtime) -> None:

@@ -1,6 +1,8 @@
 """The long-running process: the HTTP server (health, Slack's events) and the Slack app.
 
-`kb serve` serves `/healthz` and, when Slack is configured, Slack's requests at
+`kb serve` serves `/healthz` (liveness: the process answers), `/readyz` (readiness,
+check by check: bot/health.py), `/metrics` (Prometheus: bot/metrics.py) and, when
+Slack is configured, Slack's requests at
 `/slack/events` (HTTP mode, when a signing secret is set) and/or a Socket Mode
 connection (when an app-level token is set). Without Slack tokens it says in one line
 which variables are missing and serves health and the schedule alone.
@@ -11,16 +13,17 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import aiohttp
-import asyncpg
 from aiohttp import web
 from pydantic import SecretStr
 
+from bot.health import ReadinessProbe
+from bot.metrics import CONTENT_TYPE
 from bot.wiring import Runtime
 
 if TYPE_CHECKING:
@@ -32,18 +35,37 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 RUNTIME = web.AppKey("runtime", Runtime)
+PROBE = web.AppKey("readiness", ReadinessProbe)
 
 
-def build_http_app(runtime: Runtime, *, slack: AsyncApp | None = None) -> web.Application:
-    """Health at /healthz; Slack's requests at /slack/events when `slack` is given."""
+def build_http_app(
+    runtime: Runtime,
+    *,
+    slack: AsyncApp | None = None,
+    scheduler_running: Callable[[], bool] | None = None,
+    reindex_scheduled: bool = False,
+) -> web.Application:
+    """/healthz, /readyz and /metrics; Slack's requests at /slack/events when `slack` is
+    given. `scheduler_running` tells /readyz whether the schedule runs (None: no schedule
+    in this process, which /readyz reports as not ready)."""
     max_body = runtime.settings.slack_max_body_bytes
     app = web.Application(client_max_size=max_body)
     app[RUNTIME] = runtime
+    app[PROBE] = ReadinessProbe(
+        pool=runtime.pool,
+        model_loaded=lambda: runtime.embedder.loaded,
+        keyword_index_warm=lambda: runtime.keyword_search.version is not None,
+        scheduler_running=scheduler_running,
+        reindex_scheduled=reindex_scheduled,
+        max_reindex_age=runtime.settings.max_reindex_age,
+    )
     app.router.add_get("/healthz", healthz)
+    app.router.add_get("/readyz", readyz)
+    app.router.add_get("/metrics", metrics)
     if slack is not None:
         from bot.slack.http import mount
 
-        mount(app, slack, max_body_bytes=max_body)
+        mount(app, slack, max_body_bytes=max_body, on_ack=runtime.metrics.slack_acked)
     return app
 
 
@@ -72,6 +94,7 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
             token=settings.slack_bot_token.get_secret_value(),
             base_url=settings.slack_api_url,
             session=session,
+            on_error=runtime.metrics.slack_api_error,
         )
         secret = settings.slack_signing_secret
         services = runtime.slack_services(
@@ -80,6 +103,7 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
             signing_secret=secret.get_secret_value() if secret else None,
         )
         running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
+        await _recover(runtime, services)
         try:
             if settings.slack_app_token is not None:
                 running.socket_mode = await _connect(running.app, settings.slack_app_token)
@@ -90,17 +114,38 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
             await services.tasks.close()
 
 
+async def _recover(runtime: Runtime, services: SlackServices) -> None:
+    """Tell the askers a killed process left unanswered (before new questions come in)."""
+    from datetime import timedelta
+
+    from bot.slack.recovery import recover_unanswered
+
+    await recover_unanswered(
+        pool=runtime.pool,
+        client=services.client,
+        deliveries=services.deliveries,
+        older_than=timedelta(seconds=runtime.settings.slack_abandoned_after),
+    )
+
+
 async def healthz(request: web.Request) -> web.Response:
-    """200 when the database answers, 503 (with what to check) when it does not."""
-    runtime = request.app[RUNTIME]
-    try:
-        counts = await asyncio.wait_for(runtime.documents.counts(), timeout=5)
-    except (asyncpg.PostgresError, OSError, TimeoutError):
-        log.warning("health check: database unreachable")
-        return web.json_response(
-            {"status": "unavailable", "detail": "the database does not answer"}, status=503
-        )
-    return web.json_response({"status": "ok", **counts})
+    """Liveness: 200 whenever the event loop answers. Nothing else is checked, so a
+    database outage makes the process unready (/readyz), never restarted."""
+    return web.json_response({"status": "ok"})
+
+
+async def readyz(request: web.Request) -> web.Response:
+    """Readiness, check by check: 200 when all hold, 503 (with each result) otherwise."""
+    readiness = await request.app[PROBE].check()
+    if not readiness.ready:
+        failed = ", ".join(c.name for c in readiness.checks if not c.ok)
+        log.warning("not ready: %s", failed, extra={"stage": "readyz"})
+    return web.json_response(readiness.as_dict(), status=200 if readiness.ready else 503)
+
+
+async def metrics(request: web.Request) -> web.Response:
+    body = request.app[RUNTIME].metrics.exposition()
+    return web.Response(body=body, headers={"Content-Type": CONTENT_TYPE})
 
 
 async def _connect(app: AsyncApp, token: SecretStr) -> AsyncSocketModeHandler:

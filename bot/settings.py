@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
 from pathlib import Path
+from typing import Literal
 
 import platformdirs
 from pydantic import Field, SecretStr, ValidationError
@@ -22,6 +24,7 @@ _VARIABLES = {
     "KB_SLACK_ESCALATION_USERGROUP", "KB_SLACK_HELP_CHANNELS", "KB_SLACK_PRIVATE",
     "KB_SLACK_THREAD_NEEDS_MENTION", "KB_SLACK_IGNORE_BOTS", "KB_SLACK_ALWAYS_ESCALATE",
     "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
+    "KB_READY_MAX_REINDEX_AGE", "KB_LOG_FORMAT", "KB_RETENTION_DAYS", "KB_SLACK_MAX_QUESTION_CHARS",
 }  # fmt: skip
 _SECRETS = {
     "DATABASE_URL", "ANTHROPIC_API_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
@@ -102,9 +105,41 @@ class Settings(BaseSettings):
         default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
     )
     slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
+    # A question unanswered this many seconds after its ack, found at start-up, belongs
+    # to a process that died: its asker is told to ask again (bot/slack/recovery.py).
+    # Longer than any answer takes, so a live replica's slow answer is never taken over.
+    slack_abandoned_after: float = Field(
+        default=300, ge=0, validation_alias="KB_SLACK_ABANDONED_AFTER"
+    )
     slack_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, validation_alias="KB_SLACK_MAX_BODY_BYTES"
     )
+    # A question longer than this is not run: the asker is asked to shorten it.
+    slack_max_question_chars: int = Field(
+        default=4000, ge=100, le=1_000_000, validation_alias="KB_SLACK_MAX_QUESTION_CHARS"
+    )
+
+    # Operations (README "Operate"): readiness, logs, retention.
+    # /readyz fails when no reindex has succeeded for this many hours; 0 turns it off.
+    ready_max_reindex_age: float = Field(
+        default=48.0, ge=0, le=24 * 365, validation_alias="KB_READY_MAX_REINDEX_AGE"
+    )
+    # json: one object per line on stderr; text: for people. Unset: json for `kb serve`
+    # and `kb jobs`, text for the interactive commands.
+    log_format: Literal["json", "text"] | None = Field(
+        default=None, validation_alias="KB_LOG_FORMAT"
+    )
+    # Stored runs and question text older than this are purged on the schedule; 0 keeps all.
+    retention_days: int = Field(default=90, ge=0, le=36_500, validation_alias="KB_RETENTION_DAYS")
+
+    @property
+    def max_reindex_age(self) -> timedelta | None:
+        hours = self.ready_max_reindex_age
+        return timedelta(hours=hours) if hours > 0 else None
+
+    @property
+    def retention(self) -> timedelta | None:
+        return timedelta(days=self.retention_days) if self.retention_days > 0 else None
 
     @property
     def sources_path(self) -> Path:

@@ -29,6 +29,7 @@ from agent.retrieval.rerank import (
 )
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
+from bot.metrics import Metrics
 from bot.settings import Settings
 from jobs.escalations import KIND as ESCALATIONS_KIND
 from jobs.escalations import EscalationSource
@@ -76,6 +77,8 @@ class Runtime:
     # One in-memory BM25 index per process, rebuilt when the corpus version moves.
     keyword_search: KeywordSearch
     pgvector: PgvectorVersion
+    # The process's Prometheus metrics (its own registry), served at /metrics.
+    metrics: Metrics = field(default_factory=Metrics)
     # Embedders loaded to answer with the index's model when another one is configured.
     extra_embedders: list[SentenceTransformerEmbedder] = field(default_factory=list)
     # The agent loop, built once per process and query model (runtime.answerer()).
@@ -193,6 +196,7 @@ class Runtime:
                 embedder=embedder,
                 keyword_search=self.keyword_search,
                 retriever=self.hybrid_retriever(embedder=embedder),
+                metrics=self.metrics,
             )
         return self._answerers[key]
 
@@ -237,6 +241,7 @@ class Runtime:
             access=access if access is not None else load_access(self.settings.slack_config_path),
             options=options or slack_options(self.settings),
             index_collection=self.index_escalations,
+            metrics=self.metrics,
         )
 
 
@@ -269,6 +274,7 @@ def build_agent_loop(
     embedder: Embedder,
     keyword_search: KeywordSearch,
     retriever: Retriever,
+    metrics: Metrics | None = None,
 ) -> AgentLoop:
     """The agent loop over this pool: Claude when a key is set, the extractive reasoner
     otherwise and as Claude's fallback; runs stored in the pool's agent_runs."""
@@ -280,7 +286,9 @@ def build_agent_loop(
     if settings.anthropic_api_key is not None:
         from bot.claude import claude_reasoner
 
-        reasoner = claude_reasoner(settings)
+        reasoner = claude_reasoner(
+            settings, on_error=metrics.anthropic_error if metrics is not None else None
+        )
     corpus = CorpusReader(pool)
     return AgentLoop(
         retriever=retriever,
@@ -307,6 +315,7 @@ def slack_options(settings: Settings) -> BotOptions:
         always_escalate=settings.slack_always_escalate,
         runs_per_workspace=settings.slack_runs_per_workspace,
         history_turns=settings.slack_history_turns,
+        max_question_chars=settings.slack_max_question_chars,
     )
 
 
@@ -320,6 +329,7 @@ def compose_slack(
     access: AccessPolicy,
     options: BotOptions,
     index_collection: Callable[[str], Awaitable[object]],
+    metrics: Metrics | None = None,
 ) -> SlackServices:
     """The Slack app's services over one pool, one Web API client and one answerer."""
     from bot.slack.assistant import AssistantDesk, StoredThreadContext
@@ -341,13 +351,18 @@ def compose_slack(
 
     runs, conversations, deliveries = RunRepository(pool), ConversationLog(pool), DeliveryLog(pool)
     catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
+    metrics = metrics or Metrics()
+    queue = WorkspaceQueue(limit=options.runs_per_workspace)
+    metrics.watch_queue(queue.depth)
     conversation = Conversation(
         answerer=answerer,
         runs=runs,
         answers=conversations,
         threads=ThreadHistory(client=client, runs=runs, max_turns=options.history_turns),
-        queue=WorkspaceQueue(limit=options.runs_per_workspace),
+        queue=queue,
         options=options,
+        deliveries=deliveries,
+        metrics=metrics,
     )
     return SlackServices(
         client=client,
@@ -382,8 +397,9 @@ def compose_slack(
             access=access,
             options=options,
             index_collection=index_collection,
+            metrics=metrics,
         ),
-        feedback=FeedbackDesk(client=client, feedback=FeedbackRepository(pool)),
+        feedback=FeedbackDesk(client=client, feedback=FeedbackRepository(pool), metrics=metrics),
         traces=TraceDesk(client=client, runs=runs, catalog=catalog, access=access),
         home=HomeDesk(
             client=client, catalog=catalog, conversations=conversations, access=access.home

@@ -84,6 +84,11 @@ class ConversationLog:
             for r in rows
         ]
 
+    async def purge(self, *, before: datetime) -> int:
+        """Forget the answers posted before `before` (they hold the question's text)."""
+        result = await self._pool.execute("DELETE FROM slack_answers WHERE created_at < $1", before)
+        return int(result.split()[-1])
+
 
 def _posted(row: asyncpg.Record) -> PostedAnswer:
     return PostedAnswer(
@@ -155,3 +160,10 @@ class AssistantThreads:
             thread_ts,
         )
         return json.loads(raw) if raw is not None else None
+
+    async def purge(self, *, before: datetime) -> int:
+        """Forget assistant threads opened before `before`."""
+        result = await self._pool.execute(
+            "DELETE FROM assistant_threads WHERE created_at < $1", before
+        )
+        return int(result.split()[-1])

@@ -85,6 +85,11 @@ class SentenceTransformerEmbedder:
         self.texts_embedded = 0
 
     @property
+    def loaded(self) -> bool:
+        """Whether the model is in memory (loading it takes seconds)."""
+        return self._identity is not None
+
+    @property
     def identity(self) -> ModelIdentity:
         if self._identity is None:
             self._load()

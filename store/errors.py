@@ -11,6 +11,10 @@ class DatabaseUnavailable(StoreError):
     """The database could not be reached or started."""
 
 
+class DatabaseStorageFailed(DatabaseUnavailable):
+    """The database server cannot read or write its own files (disk full, read-only)."""
+
+
 class EmbeddingModelMismatch(StoreError):
     """The index was built with another embedding model than the one configured."""
 
@@ -28,3 +32,11 @@ class EmbeddingModelMismatch(StoreError):
 
 class EmbeddingModelUnavailable(StoreError):
     """The configured embedding model could not be loaded."""
+
+
+class ExportFileInvalid(StoreError):
+    """A line of a `kb import` file is not a record this version can restore."""
+
+    def __init__(self, line: int, problem: str) -> None:
+        super().__init__(f"line {line}: {problem}")
+        self.line = line

@@ -3,10 +3,14 @@ the expert's answer that the escalations source turns into a document."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from datetime import datetime
+from typing import Any
 
 import asyncpg
+
+from store.rows import Restored, TableRows
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +136,29 @@ class EscalationRepository:
                WHERE status = 'resolved' AND answer IS NOT NULL ORDER BY collection"""
         )
         return [r["collection"] for r in rows]
+
+    # --- export and import ----------------------------------------------------------------
+
+    async def export(self) -> list[dict[str, Any]]:
+        """Every escalation, whole (question, expert's answer, status, resolver)."""
+        return [ROWS.plain(r) for r in await self._pool.fetch(ROWS.select())]
+
+    @staticmethod
+    async def restore(conn: asyncpg.Connection, escalation: Mapping[str, Any]) -> Restored:
+        return await ROWS.restore(conn, escalation)
+
+    @staticmethod
+    async def restored(conn: asyncpg.Connection) -> None:
+        await ROWS.sync_sequence(conn)
+
+
+ROWS = TableRows(
+    table="escalations",
+    columns=tuple(f.name for f in fields(Escalation)),
+    json_columns=frozenset(),
+    key=("id",),
+    same_when=("run_id", "question"),
+)
 
 
 def _escalation(row: asyncpg.Record) -> Escalation:

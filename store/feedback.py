@@ -2,9 +2,22 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
 
 import asyncpg
+
+from store.rows import Restored, TableRows
+
+ROWS = TableRows(
+    table="feedback",
+    columns=("run_id", "user_id", "vote", "comment", "created_at", "updated_at"),
+    json_columns=frozenset(),
+    key=("run_id", "user_id"),
+    same_when=("vote",),
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,3 +60,23 @@ class FeedbackRepository:
             "SELECT * FROM feedback WHERE run_id = $1 AND user_id = $2", run_id, user_id
         )
         return Vote(row["run_id"], row["user_id"], row["vote"], row["comment"]) if row else None
+
+    # --- export, import, retention ------------------------------------------------------
+
+    async def export(self) -> list[dict[str, Any]]:
+        """Every vote and comment."""
+        return [ROWS.plain(r) for r in await self._pool.fetch(ROWS.select())]
+
+    @staticmethod
+    async def restore(conn: asyncpg.Connection, vote: Mapping[str, Any]) -> Restored:
+        """Add a vote; one already stored for the run and user is kept as it is."""
+        outcome = await ROWS.restore(conn, vote)
+        return "present" if outcome == "conflict" else outcome
+
+    async def purge_comments(self, *, before: datetime) -> int:
+        """Forget the text of comments on votes last changed before `before`."""
+        result = await self._pool.execute(
+            "UPDATE feedback SET comment = NULL WHERE updated_at < $1 AND comment IS NOT NULL",
+            before,
+        )
+        return int(result.split()[-1])

@@ -57,6 +57,14 @@ class IndexRunRepository:
         )
         return int(result.split()[-1])
 
+    async def last_success(self) -> datetime | None:
+        """When the most recent succeeded (or partial) run of any source finished."""
+        value: datetime | None = await self._pool.fetchval(
+            """SELECT max(finished_at) FROM index_runs
+               WHERE status IN ('succeeded', 'partial')"""
+        )
+        return value
+
     async def latest(self, *, source: str | None = None, limit: int = 10) -> list[IndexRun]:
         rows = await self._pool.fetch(
             """SELECT * FROM index_runs WHERE $1::text IS NULL OR source = $1

@@ -9,6 +9,8 @@ import asyncpg
 
 # One reindex at a time across every instance sharing the database.
 REINDEX_LOCK_KEY = 0x6B62_7278  # "kbrx"
+# One replica at a time looks for questions a dead process left unanswered.
+RECOVERY_LOCK_KEY = 0x6B62_7263  # "kbrc"
 
 
 @asynccontextmanager
@@ -25,3 +27,7 @@ async def try_advisory_lock(pool: asyncpg.Pool, key: int) -> AsyncIterator[bool]
         finally:
             if acquired:
                 await conn.execute("SELECT pg_advisory_unlock($1)", key)
+
+
+# One retention purge at a time across every instance (jobs/retention.py).
+RETENTION_LOCK_KEY = 0x6B62_7274  # "kbrt"

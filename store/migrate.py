@@ -38,6 +38,17 @@ def bundled_migrations() -> list[Migration]:
     return sorted(found, key=lambda m: m.version)
 
 
+async def pending_migrations(conn: asyncpg.Connection) -> list[int]:
+    """The bundled migrations this database has not applied (all of them before the first)."""
+    exists = await conn.fetchval("SELECT to_regclass('schema_migrations') IS NOT NULL")
+    done = (
+        {r["version"] for r in await conn.fetch("SELECT version FROM schema_migrations")}
+        if exists
+        else set()
+    )
+    return [m.version for m in bundled_migrations() if m.version not in done]
+
+
 async def apply_migrations(conn: asyncpg.Connection) -> list[int]:
     """Apply the bundled migrations that are not yet recorded; return the versions applied."""
     applied: list[int] = []

@@ -15,6 +15,24 @@ from typing import Any
 
 import asyncpg
 
+from store.rows import Restored, TableRows
+
+ROWS = TableRows(
+    table="agent_runs",
+    columns=(
+        "id", "created_at", "finished_at", "status", "question", "scope", "origin",
+        "history_turns", "reasoner", "stop_reason", "escalate", "steps", "queries",
+        "evidence_chunk_ids", "verification", "answer", "error", "standalone_question",
+        "sub_questions", "sources", "notes", "latency_ms", "stats",
+    ),
+    json_columns=frozenset(
+        {"scope", "origin", "steps", "queries", "verification", "answer", "sub_questions",
+         "sources", "notes", "stats"}
+    ),
+    key=("id",),
+    same_when=("created_at", "question"),
+)  # fmt: skip
+
 
 @dataclass(frozen=True, slots=True)
 class RunStart:
@@ -147,6 +165,44 @@ class RunRepository:
             "SELECT * FROM agent_runs ORDER BY id DESC LIMIT $1", max(int(limit), 0)
         )
         return [_stored(r) for r in rows]
+
+    # --- export, import, retention ------------------------------------------------------
+
+    async def export(self, run_ids: Sequence[int]) -> list[dict[str, Any]]:
+        """The runs `run_ids`, whole, as plain values (for `kb export`)."""
+        rows = await self._pool.fetch(ROWS.select("id = ANY($1::bigint[])"), list(run_ids))
+        return [ROWS.plain(r) for r in rows]
+
+    @staticmethod
+    async def restore(conn: asyncpg.Connection, run: Mapping[str, Any]) -> Restored:
+        return await ROWS.restore(conn, run)
+
+    @staticmethod
+    async def restored(conn: asyncpg.Connection) -> None:
+        await ROWS.sync_sequence(conn)
+
+    async def purge(self, *, before: datetime) -> tuple[int, int]:
+        """Runs started before `before`: deleted, unless an escalation or feedback refers
+        to them; a run only feedback refers to keeps its vote's context (status, stop
+        reason, latency) but loses its text. Escalated runs stay whole (the experts'
+        answers are built on them). Returns (deleted, emptied)."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            deleted = await conn.execute(
+                """DELETE FROM agent_runs r WHERE r.created_at < $1
+                     AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.run_id = r.id)
+                     AND NOT EXISTS (SELECT 1 FROM feedback f WHERE f.run_id = r.id)""",
+                before,
+            )
+            emptied = await conn.execute(
+                """UPDATE agent_runs r SET question = '', standalone_question = NULL,
+                          answer = NULL, steps = '[]', queries = '[]', sub_questions = '[]',
+                          sources = '[]', notes = '[]', verification = '{}', error = NULL,
+                          origin = origin - 'user'
+                   WHERE r.created_at < $1 AND r.question <> ''
+                     AND NOT EXISTS (SELECT 1 FROM escalations e WHERE e.run_id = r.id)""",
+                before,
+            )
+        return int(deleted.split()[-1]), int(emptied.split()[-1])
 
 
 def _stored(row: asyncpg.Record) -> StoredRun:

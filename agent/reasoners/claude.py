@@ -56,6 +56,11 @@ def _default_budgets() -> dict[str, int]:
     }
 
 
+OnError = Callable[[str], None]
+"""Told the kind of each failed call: timeout, connection, ratelimited, overloaded, 5xx,
+4xx or malformed (for metrics; the reasoner itself never imports a metrics library)."""
+
+
 @dataclass(frozen=True, slots=True)
 class ClaudeOptions:
     model: str
@@ -76,10 +81,12 @@ class ClaudeReasoner:
         client: anthropic.AsyncAnthropic,
         options: ClaudeOptions,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        on_error: OnError | None = None,
     ) -> None:
         self._client = client
         self._options = options
         self._sleep = sleep
+        self._on_error = on_error
 
     # --- decisions ---------------------------------------------------------------------
 
@@ -161,12 +168,16 @@ class ClaudeReasoner:
             try:
                 return await self._once(tool, blocks)
             except _Malformed as exc:
+                self._report("malformed")
                 problem = f"malformed {tool} output ({exc})"
                 wait = 0.0
             except (anthropic.APITimeoutError, anthropic.APIConnectionError) as exc:
+                timeout = isinstance(exc, anthropic.APITimeoutError)
+                self._report("timeout" if timeout else "connection")
                 problem = f"{type(exc).__name__} on {tool}"
                 wait = self._options.backoff * 2**attempt
             except anthropic.APIStatusError as exc:
+                self._report(_status_kind(exc.status_code))
                 if exc.status_code not in _RETRYABLE_STATUS:
                     raise ReasonerUnavailable(f"HTTP {exc.status_code} on {tool}") from exc
                 problem = f"HTTP {exc.status_code} on {tool}"
@@ -215,6 +226,18 @@ class ClaudeReasoner:
                     raise _Malformed("; ".join(errors[:3]))
                 return dict(value)
         raise _Malformed(f"no {tool} tool call in the response")
+
+    def _report(self, kind: str) -> None:
+        if self._on_error is not None:
+            self._on_error(kind)
+
+
+def _status_kind(status: int) -> str:
+    if status == 429:
+        return "ratelimited"
+    if status == 529:
+        return "overloaded"
+    return "5xx" if status >= 500 else "4xx"
 
 
 class _Malformed(Exception):

@@ -44,7 +44,7 @@ _OPPOSITES = """
     modern/ancient young/old youngest/oldest synchron/asynchron direct/indirect
     formal/inform intern/extern domest/foreign male/femal birth/death born/die add/remov
     creat/destroy includ/exclud agre/disagre western/eastern northern/southern paid/unpaid
-    full/part mandatori/option requir/option
+    full/part mandatori/option requir/option request/cancel submit/withdraw
 """
 OPPOSITE: dict[str, frozenset[str]] = {}
 for _pair in _OPPOSITES.split():
@@ -224,9 +224,17 @@ class EvidenceScorer:
         weight = len(terms) + len(names)
         coverage = (len(covered) + len(names & context)) / weight if weight else 1.0
         missing = terms - context
-        contradicted = any(OPPOSITE.get(t, frozenset()) & own for t in missing) or any(
-            modifier not in own and _other_kind(head, modifier, self._sequence(unit.text))
-            for modifier, head in phrases
+        # A unit opening with the opposite of what the question asks ("Cancel a request"
+        # for "How do I request leave?") is about the other action.
+        opening = self._sequence(unit.text)[:1]
+        reversed_action = any(OPPOSITE.get(w, frozenset()) & terms for w in opening)
+        contradicted = (
+            reversed_action
+            or any(OPPOSITE.get(t, frozenset()) & own for t in missing)
+            or any(
+                modifier not in own and _other_kind(head, modifier, self._sequence(unit.text))
+                for modifier, head in phrases
+            )
         )
         unnamed = (names - context) - passage_stems
         # Naming none of the question's names, it is about something else; naming some,
@@ -246,7 +254,7 @@ class EvidenceScorer:
             typed=has_candidate(unit.text, question.answer_type, question.text),
             bridged=bool(bridged),
             complete=not unnamed,
-            anchored=len(names & own) >= 2 or (len(names) == 1 and bool(names & own)),
+            anchored=bool(names & own),
         )
 
     def stems(self, text: str) -> frozenset[str]:

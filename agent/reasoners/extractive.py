@@ -17,7 +17,9 @@ Claims are the quotes themselves.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -40,8 +42,8 @@ class ExtractiveOptions:
     # Evidence kept per sub-question per step.
     evidence_per_step: int = 6
     # Claims per sub-question, and documents one sub-question may cite.
-    claims_per_question: int = 3
-    documents_per_question: int = 2
+    claims_per_question: int = 4
+    documents_per_question: int = 3
     # A runner-up from an already cited document is kept if this close to the best.
     runner_up_margin: float = 0.15
     # Share of the key terms that partial quotes must carry together to answer.
@@ -89,9 +91,10 @@ class ExtractiveReasoner:
             analysis, passages, bridges=bridges, follow_ups=follow_ups
         )
         kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
-        linked = _linked(kept, passages)
+        # Pages the evidence names by title are the second hop; pages the question names
+        # by title are its own subjects' pages: both read in the same step.
+        linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
         if linked:
-            # Pages the evidence names by title are the second hop, read in the same step.
             again = await self._scorer.score(
                 analysis,
                 [p for p in passages if p.title in linked],
@@ -99,11 +102,18 @@ class ExtractiveReasoner:
                 follow_ups=[*follow_ups, *(f"{_plain_title(t)} {analysis.text}" for t in linked)],
             )
             known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
-            kept += [
-                s
-                for s in again
-                if s.support != "weak" and (s.chunk.chunk_id, s.unit.text) not in known
-            ][:2]
+            best: dict[str, ScoredUnit] = {}
+            for s in again:
+                if (s.chunk.chunk_id, s.unit.text) in known:
+                    continue
+                if s.support != "weak":
+                    best.setdefault(s.passage.title, s)
+                elif s.passage.title not in best:
+                    # What the page of a thing the question or the evidence names says
+                    # about it is part of the answer (each side of a comparison, the
+                    # second hop), if not all of it.
+                    best[s.passage.title] = dataclasses.replace(s, support="partial")
+            kept += list(best.values())
         return [_evidence(sub_question, s, state.step) for s in kept]
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
@@ -164,23 +174,33 @@ class ExtractiveReasoner:
         o = self._options
         best = found[0]
         chosen, covered, documents = [best], set(best.covered), {best.document_id}
-        for candidate in found[1:]:
+        # Pages the question or the best quote names by title come first: the
+        # supporting page of each hop, not whichever page scored next.
+        named = f"{state.goal.standalone} {state.sub_questions[index].text} {best.quote}"
+        rest = sorted(found[1:], key=lambda e: not _names_title(named, e.title))
+        any_named = any(
+            _names_title(named, e.title) for e in found if e.document_id != best.document_id
+        )
+        for candidate in rest:
             if len(chosen) >= o.claims_per_question:
                 break
             if any(_overlaps(candidate.quote, c.quote) for c in chosen):
                 continue
-            adds = bool(candidate.covered - covered)
             new_document = candidate.document_id not in documents
+            room = not new_document or len(documents) < o.documents_per_question
+            adds = bool(candidate.covered - covered)
             close = candidate.score >= best.score - o.runner_up_margin
+            # The page of a thing the question or a chosen quote names is quoted: each
+            # side of a comparison, the second hop.
+            quoted = " ".join(c.quote for c in chosen)
+            own_page = new_document and _names_title(f"{named} {quoted}", candidate.title)
             # Another source saying otherwise is shown, never silently left out.
             disagrees = new_document and bool(
                 find_conflicts([*chosen, candidate], stems=self._stems)
             )
-            if (
-                (adds and (not new_document or len(documents) < o.documents_per_question))
-                or (close and not new_document)
-                or disagrees
-            ):
+            # A close runner-up from an unnamed page only when no named page is at hand.
+            close = close and (not new_document or not any_named)
+            if (room and (adds or close or own_page)) or disagrees:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
@@ -241,13 +261,38 @@ def _plain_title(title: str) -> str:
 
 def _linked(kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
     """Titles of passages that the evidence's units name, other than their own pages'."""
-    own = {s.passage.title for s in kept}
     text = " ".join(s.unit.text for s in kept)
-    return {
-        p.title
-        for p in passages
-        if p.title not in own and len(_plain_title(p.title)) > 3 and _plain_title(p.title) in text
-    }
+    if kept:
+        text += " " + kept[0].passage.text
+    return _titles_in(text, kept, passages)
+
+
+def _named(question: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
+    """Titles of passages that the question names, other than the evidence's own pages'."""
+    return _titles_in(question, kept, passages)
+
+
+def _titles_in(text: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
+    own = {s.passage.title for s in kept}
+    return {p.title for p in passages if p.title not in own and _names_title(text, p.title)}
+
+
+def _names_title(text: str, title: str) -> bool:
+    """Whether `text` names the page `title` (its words in order, case and accents folded)."""
+    plain = _plain_title(title)
+    if len(plain) <= 2:
+        return False
+    words = f" {' '.join(_WORDS.findall(_fold(plain)))} "
+    return words in f" {' '.join(_WORDS.findall(_fold(text)))} "
+
+
+_WORDS = re.compile(r"\w+")
+
+
+def _fold(text: str) -> str:
+    """Case and accents folded: "Öresund" and "Øresund" are named alike."""
+    decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ø", "o"))
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:

@@ -68,6 +68,7 @@ __all__ = [
     "mark_escalated",
     "placeholder_message",
     "resolved_escalation_message",
+    "too_long_message",
     "trace_message",
 ]
 
@@ -314,6 +315,24 @@ def failure_message(*, run_id: int | None) -> SlackMessage:
     text = (
         f"Sorry, something went wrong while answering this ({ref}). Please ask again in a "
         "minute; if it keeps failing, tell the people who run slack-kb and quote the run."
+    )
+    return SlackMessage(text=text, blocks=[section(text)])
+
+
+def interrupted_message() -> SlackMessage:
+    """For a question whose answer was lost when the bot stopped mid-run (a crash, a kill)."""
+    text = (
+        "Sorry, the bot restarted before it could answer this, and the answer was lost. "
+        "Please ask again."
+    )
+    return SlackMessage(text=text, blocks=[section(text)])
+
+
+def too_long_message(*, length: int, limit: int) -> SlackMessage:
+    """The polite refusal of a question longer than the configured limit."""
+    text = (
+        f"Your question is {length:,} characters long; I can take up to {limit:,}. Please "
+        "ask it in fewer words (the key question first), and I'll search for it."
     )
     return SlackMessage(text=text, blocks=[section(text)])
 

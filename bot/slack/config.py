@@ -159,3 +159,5 @@ class BotOptions:
     always_escalate: bool = False
     runs_per_workspace: int = 2
     history_turns: int = 10
+    # Longer questions get a polite "please shorten it" instead of a run (bounded work).
+    max_question_chars: int = 4000

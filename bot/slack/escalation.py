@@ -22,6 +22,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from agent.answer import Answer
+from bot.metrics import Metrics
 from bot.slack.blocks import (
     EscalationPost,
     ReplyOptions,
@@ -67,6 +68,7 @@ class EscalationDesk:
         access: AccessPolicy,
         options: BotOptions,
         index_collection: IndexCollection,
+        metrics: Metrics | None = None,
     ) -> None:
         self._client = client
         self._runs = runs
@@ -75,6 +77,7 @@ class EscalationDesk:
         self._access = access
         self._options = options
         self._index_collection = index_collection
+        self._metrics = metrics
 
     async def escalate(self, click: Click) -> None:
         channel = self._options.escalation_channel
@@ -98,6 +101,8 @@ class EscalationDesk:
             log.warning("escalation post failed: %s", exc.response.get("error"))
             await self._tell(click, ESCALATION_FAILED)
             return
+        if self._metrics is not None:
+            self._metrics.escalated()
         await self._mark_reply(click, escalation, answer)
 
     async def _open(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.metrics import Metrics
 from bot.slack.clicks import Click
 from bot.slack.notices import FEEDBACK_THANKS
 from bot.slack.views import FeedbackCommentForm, feedback_comment_modal
@@ -12,14 +13,23 @@ from store.feedback import FeedbackRepository
 
 
 class FeedbackDesk:
-    def __init__(self, *, client: AsyncWebClient, feedback: FeedbackRepository) -> None:
+    def __init__(
+        self,
+        *,
+        client: AsyncWebClient,
+        feedback: FeedbackRepository,
+        metrics: Metrics | None = None,
+    ) -> None:
         self._client = client
         self._feedback = feedback
+        self._metrics = metrics
 
     async def vote(self, click: Click, *, vote: int) -> None:
         if click.run_id is None:
             return
         await self._feedback.vote(run_id=click.run_id, user_id=click.user_id, vote=vote)
+        if self._metrics is not None:
+            self._metrics.voted(vote)
         if vote < 0 and click.trigger_id:
             await self._client.views_open(
                 trigger_id=click.trigger_id,

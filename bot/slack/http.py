@@ -8,6 +8,9 @@ does not hold.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+
 from aiohttp import web
 from slack_bolt.adapter.aiohttp import to_aiohttp_response
 from slack_bolt.async_app import AsyncApp
@@ -16,15 +19,32 @@ from slack_bolt.request.async_request import AsyncBoltRequest
 EVENTS_PATH = "/slack/events"
 SLACK_APP = web.AppKey("slack_app", AsyncApp)
 MAX_BODY = web.AppKey("slack_max_body", int)
+OnAck = Callable[[float], None]
+ON_ACK: web.AppKey[OnAck] = web.AppKey("slack_on_ack")
 
 
-def mount(app: web.Application, slack_app: AsyncApp, *, max_body_bytes: int) -> None:
+def mount(
+    app: web.Application,
+    slack_app: AsyncApp,
+    *,
+    max_body_bytes: int,
+    on_ack: OnAck = lambda seconds: None,
+) -> None:
+    """Serve `slack_app` at /slack/events; `on_ack` is told each ack's latency in seconds."""
     app[SLACK_APP] = slack_app
     app[MAX_BODY] = max_body_bytes
+    app[ON_ACK] = on_ack
     app.router.add_post(EVENTS_PATH, slack_events)
 
 
 async def slack_events(request: web.Request) -> web.Response:
+    started = time.monotonic()
+    response = await _dispatch(request)
+    request.app[ON_ACK](time.monotonic() - started)
+    return response
+
+
+async def _dispatch(request: web.Request) -> web.Response:
     limit = request.app[MAX_BODY]
     if request.content_length is not None and request.content_length > limit:
         return _too_large(limit)

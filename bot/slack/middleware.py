@@ -8,6 +8,8 @@
   once that name is recorded in Postgres (`SlackServices.hand_off`): a Slack retry or a
   duplicate delivery to another instance finds it taken and does nothing. Claiming
   after the ack keeps the database off the ack path (bench/results/slack_load.md).
+- `mark_delivery` also binds the event id and channel id to the request's log context
+  (bot/logs.py), so every line logged for it carries them.
 - `RedactingFilter`: bolt logs request bodies in some warnings; message text and tokens
   never reach the log.
 """
@@ -23,6 +25,7 @@ from typing import Any
 from slack_bolt.context.async_context import AsyncBoltContext
 from slack_bolt.response import BoltResponse
 
+from bot.logs import begin
 from bot.slack.config import BotOptions
 from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
 
@@ -66,6 +69,8 @@ def mark_delivery() -> Middleware:
         found = delivery_key(body)
         if found is not None:
             context[DELIVERY] = Delivery(*found)
+        # Every line logged for this request, and by the work it hands off, carries these.
+        begin(event_id=body.get("event_id"), channel_id=context.channel_id)
         return await next()
 
     return mark_delivery

@@ -9,7 +9,9 @@ only control sequences in a message are the ones built here:
 - links (`link`): http, https or mailto targets only, with `|`, `<`, `>` and `"`
   percent-encoded and `&` escaped; a label that names another place than the target
   (`[https://bank.example](https://evil.example)`) is replaced by the target itself, and a
-  `|` in a label becomes `｜` (U+FF5C) so it can never be read as the separator;
+  `|` in a label becomes `｜` (U+FF5C) so it can never be read as the separator; in
+  document text, a label that reads as a citation marker (`[1](https://evil.example)`)
+  is replaced by the target too, so only the bot's own `[n]` links look like citations;
 - mentions (`user_mention`, `channel_mention`, `group_mention`) of ids that look like Slack
   ids, which callers take from Slack payloads or configuration, never from text.
 
@@ -40,6 +42,8 @@ _PLACE = re.compile(
 _ATOMS = re.compile(r"&(?:amp|lt|gt);|<[^<>\n]*>")
 _SENTENCE_END = re.compile(r"[.!?。！？…][)\]\"'”’»]*\s+")
 _SLACK_ID = re.compile(r"^[A-Z0-9]{3,30}$")
+# A label that would pass for one of the bot's citations: 1, [1], (2), ^3.
+_CITATION_MARK = re.compile(r"^\^?[\[(]?\d{1,4}[\])]?$")
 
 MAX_URL = 2000  # escaped; Block Kit allows 3,000 in a button URL, sections hold 3,000 in all
 MAX_LABEL = 150  # raw characters of a link label; escaped it stays under 750
@@ -107,7 +111,8 @@ def inline(text: str) -> str:
     done = 0
     for match in _MARKDOWN_LINK.finditer(text):
         pieces.append(escape(text[done : match.start()]))
-        pieces.append(link(match[2], match[1]))
+        label = "" if _CITATION_MARK.match(match[1].strip()) else match[1]
+        pieces.append(link(match[2], label))  # an empty label shows the target itself
         done = match.end()
     pieces.append(escape(text[done:]))
     return "".join(pieces)

@@ -29,6 +29,10 @@ class WorkspaceQueue:
         self._limit = limit
         self._teams: dict[str, _Team] = {}
 
+    def depth(self) -> int:
+        """Questions waiting for a slot, over every workspace."""
+        return sum(len(team.waiting) for team in self._teams.values())
+
     def waiting(self, team_id: str) -> int:
         team = self._teams.get(team_id)
         return len(team.waiting) if team else 0

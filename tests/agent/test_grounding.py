@@ -111,3 +111,53 @@ def test_a_quote_verifies_exactly_when_its_words_are_a_contiguous_run_of_the_chu
         chunk_words[i : i + len(needle)] == needle for i in range(len(chunk_words) + 1)
     )
     assert quote_occurs(quote, chunk) == contiguous
+
+
+def test_a_link_the_chunk_does_not_hold_never_verifies() -> None:
+    chunk = "Before you leave, check [out of office expectations](https://h.test/ooo/) first."
+    assert not quote_occurs(
+        "check [out of office expectations](https://evil.example/) first", chunk
+    )
+    assert not quote_occurs("[1](https://evil.example) check out of office expectations", chunk)
+    assert not quote_occurs(
+        "check https://evil.example/ooo first", "check https evil example ooo first"
+    )
+    assert quote_occurs("see https://h.test/ooo/.", "Details: see https://h.test/ooo/.")
+
+
+# Words in any script: Latin with diacritics, Greek, Cyrillic, CJK, digits.
+_ANY_WORD = st.text(
+    alphabet=st.characters(categories=("Lu", "Ll", "Lo", "Nd")), min_size=1, max_size=6
+).filter(lambda w: len(normalise(w).split()) == 1)
+_ANY_WORDS = st.lists(_ANY_WORD, min_size=1, max_size=20)
+
+
+@settings(max_examples=300, deadline=None)
+@given(_ANY_WORDS, st.data())
+def test_in_any_script_a_run_of_the_chunks_words_verifies_and_a_foreign_word_never_does(
+    words: list[str], data: st.DataObject
+) -> None:
+    separators = [data.draw(_SEPARATORS) for _ in words]
+    chunk = _join(words, separators)
+    start = data.draw(st.integers(0, len(words) - 1))
+    end = data.draw(st.integers(start + 1, len(words)))
+    assert quote_occurs(" ".join(words[start:end]), chunk)
+    stranger = data.draw(_ANY_WORD)
+    if normalise(stranger) in normalise(chunk).split():
+        return
+    inserted = [*words[start:end]]
+    inserted.insert(data.draw(st.integers(0, len(inserted))), stranger)
+    assert not quote_occurs(" ".join(inserted), chunk)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_chunk_and_span(), st.sampled_from(["https://evil.example/", "javascript:alert(1)"]))
+def test_a_run_of_the_chunks_words_dressed_in_a_foreign_link_never_verifies(
+    drawn: tuple[list[str], list[str], int, int], url: str
+) -> None:
+    words, separators, start, end = drawn
+    chunk = _join(words, separators)
+    run = " ".join(words[start:end])
+    assert quote_occurs(run, chunk)
+    assert not quote_occurs(f"[{run}]({url})", chunk)
+    assert not quote_occurs(f"{run} {url}", chunk)

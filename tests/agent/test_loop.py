@@ -20,6 +20,8 @@ async def test_how_do_i_request_leave_does_not_open_with_the_paid_parental_leave
     first = answer.citation(answer.claims[0].citation)
     assert first.title != "Paid parental leave"
     assert any("request" in c.quote.lower() for c in answer.claims)
+    # Nor with how to cancel one: a sentence opening with the opposite action.
+    assert not any(c.quote.startswith("Cancel") for c in answer.claims)
     assert await all_quotes_stored(handbook.pool, answer)
 
 

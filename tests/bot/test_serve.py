@@ -1,4 +1,5 @@
-"""`kb serve` as a real process: it answers its health check and runs the schedule."""
+"""`kb serve` as a real process: it answers its health and readiness checks, runs the
+schedule (reindex and the retention purge), and counts the reindex runs in /metrics."""
 
 from __future__ import annotations
 
@@ -56,6 +57,10 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
     }
     conn = await asyncpg.connect(database_url)
     await apply_migrations(conn)
+    # A run past KB_RETENTION_DAYS (90): the purge scheduled at start removes it.
+    await conn.execute(
+        "INSERT INTO agent_runs (question, created_at) VALUES ('old', now() - interval '100 d')"
+    )
     process = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "bot", "serve", env=env, cwd=REPO,
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
@@ -82,6 +87,26 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
 
         await poll(indexed)
         assert await conn.fetchval("SELECT count(*) FROM documents") == 6
+        async with aiohttp.ClientSession() as http:
+
+            async def ready() -> dict | None:
+                async with http.get(f"http://127.0.0.1:{port}/readyz") as response:
+                    return await response.json() if response.status == 200 else None
+
+            readiness = await poll(ready)
+
+            async def purged() -> bool:
+                return await conn.fetchval("SELECT count(*) FROM agent_runs") == 0
+
+            await poll(purged)
+            async with http.get(f"http://127.0.0.1:{port}/metrics") as response:
+                exposition = await response.text()
+        assert {c["name"] for c in readiness["checks"]} >= {"scheduler", "last_reindex"}  # type: ignore[index]
+        for source in ("kb", "kb-again"):
+            assert f'kb_reindex_runs_total{{outcome="succeeded",source="{source}"}} 1.0' in (
+                exposition
+            )
+            assert f'kb_reindex_last_documents{{change="added",source="{source}"}}' in exposition
     finally:
         process.send_signal(signal.SIGTERM)
         _, err = await asyncio.wait_for(process.communicate(), timeout=60)

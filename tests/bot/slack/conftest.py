@@ -109,7 +109,12 @@ async def start_bot(
         options: BotOptions | None = None,
     ) -> RunningBot:
         runtime = await runtime_on(corpus, embedder)
-        client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url, session=http)
+        client = build_web_client(
+            token=BOT_TOKEN,
+            base_url=fake_slack.base_url,
+            session=http,
+            on_error=runtime.metrics.slack_api_error,
+        )
         services = runtime.slack_services(
             client=client,
             identity=await bot_identity(client),

@@ -1,7 +1,10 @@
 """Per-channel access: a channel never sees a source outside its collections, by any path.
 
 The fixture corpus has `hr` (leave.md) and `ops` (equipment.md, travel.md). Here CHR may
-see both; every other channel, the escalation channel and App Home only `ops`.
+see both; every other channel, direct messages, the escalation channel and App Home
+only `ops`. The paths: mentions, `/kb` and `/kb private`, direct messages, follow-ups,
+"Why this answer?", escalation posts, the experts' answers (the escalations source) and
+App Home.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from tests.bot.slack.rig import (
     buttons,
     mention,
     payload,
+    slash_command,
     user_message,
     view_submission,
 )
@@ -174,3 +178,37 @@ async def test_app_home_lists_only_what_app_home_may_see(start_bot, fake_slack):
     assert published.params["user_id"] == "W222"
     assert "ops-docs" in json.dumps(published.params["view"])
     assert not leaks_hr(published.params["view"])
+
+
+async def test_kb_and_kb_private_draw_only_on_the_channels_collections(start_bot, fake_slack):
+    bot = await start_bot(access=POLICY, options=OPTIONS)
+    shown: dict[tuple[str, str], list] = {}
+    for channel in ("CHR", "C111"):
+        for text in (LEAVE, f"private {LEAVE}"):
+            updates, hooks = len(fake_slack.calls_to("chat.update")), len(fake_slack.hooks)
+            form = slash_command(text, response_url=fake_slack.hook_url())
+            form["channel_id"] = channel
+            await bot.sender.command(form)
+            await bot.idle()
+            new = fake_slack.calls_to("chat.update")[updates:] + fake_slack.hooks[hooks:]
+            shown[channel, text.split()[0]] = [c.params for c in new]
+    assert leaks_hr(shown["CHR", "How"]) and leaks_hr(shown["CHR", "private"])  # the control
+    assert shown["C111", "How"] and not leaks_hr(shown["C111", "How"])
+    assert shown["C111", "private"] and not leaks_hr(shown["C111", "private"])
+
+
+async def test_a_direct_message_draws_only_on_what_direct_messages_may_see(start_bot, fake_slack):
+    bot = await start_bot(access=POLICY, options=OPTIONS)
+    dm = payload("event_message_im_in_thread.json")
+    dm["event"] |= {"text": LEAVE, "channel": "D222", "ts": "1700000408.000001"}
+    dm["event"].pop("thread_ts")
+    dm["event"].pop("parent_user_id")
+    await bot.sender.event(dm)
+    await bot.idle()
+    (answer,) = [
+        c.params
+        for c in fake_slack.calls_to("chat.update")
+        if c.params["channel"] == "D222" and c.params.get("metadata")
+    ]
+    assert answer["metadata"]["event_type"] == "kb_answer"
+    assert not leaks_hr(answer)

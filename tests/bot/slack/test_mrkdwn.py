@@ -76,6 +76,13 @@ def test_a_label_mentioning_another_place_is_followed_by_the_real_host() -> None
     assert own == "<https://handbook.example/a|Read handbook.example first>"
 
 
+@pytest.mark.parametrize("label", ["1", " 2 ", "(3)", "^4"])
+def test_a_document_link_labelled_like_a_citation_shows_its_real_target(label: str) -> None:
+    url = "https://evil.example/steal"
+    assert inline(f"cite [{label}](https://evil.example/steal) here") == f"cite <{url}|{url}> here"
+    assert inline("[Form 1](https://ok.example)") == "<https://ok.example|Form 1>"
+
+
 def test_a_label_naming_its_own_target_is_kept() -> None:
     url = "https://handbook.example/leave/"
     assert link(url, "handbook.example") == f"<{url}|handbook.example>"

@@ -1,0 +1,183 @@
+"""The extractive reasoner's multi-hop rules, on hand-made passages and evidence.
+
+Each test fails when its rule is removed: hits merged by rank; a page named by its title
+(accents and disambiguation aside); the page of a thing the question names read and
+quoted; a hop naming one of several entities; a close runner-up from another page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import numpy as np
+
+from agent.language.questions import QuestionAnalyzer
+from agent.loop import _by_rank
+from agent.reasoners.evidence import EvidenceScorer
+from agent.reasoners.extractive import ExtractiveReasoner, _names_title
+from agent.retrieval.reading import Passage
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import SentenceSplitter
+from agent.state import AgentState, Evidence, Goal, PlannedQuestion
+from store.corpus import ChunkSpan
+from store.embedding import SentenceTransformerEmbedder
+from store.text_analysis import TextAnalyzer
+from store.vector_search import ChunkHit
+
+
+class MemoryVectors:
+    def __init__(self) -> None:
+        self._vectors: dict[str, np.ndarray] = {}
+
+    async def get(self, *, model: str, hashes: Sequence[str]) -> dict[str, np.ndarray]:
+        return {h: self._vectors[h] for h in hashes if h in self._vectors}
+
+    async def put(self, *, model: str, vectors: Mapping[str, np.ndarray]) -> None:
+        self._vectors.update(vectors)
+
+
+def reasoner(embedder: SentenceTransformerEmbedder) -> ExtractiveReasoner:
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    vectors = SentenceVectors(embedder=embedder, store=MemoryVectors())
+    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    return ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+
+
+def passage(document_id: int, title: str, text: str, score: float = 0.5) -> Passage:
+    span = ChunkSpan(document_id * 10, document_id, 0, 0, len(text), ())
+    return Passage(
+        document_id=document_id,
+        title=title,
+        url=None,
+        uri=f"doc-{document_id}",
+        source="test",
+        collection="default",
+        heading_path=(),
+        char_start=0,
+        char_end=len(text),
+        text=text,
+        chunk_ids=(span.chunk_id,),
+        score=score,
+        spans=(span,),
+    )
+
+
+def state_for(question: str, *sub_questions: str) -> AgentState:
+    state = AgentState(goal=Goal(question, question), max_steps=4)
+    state.sub_questions = [PlannedQuestion(q, True) for q in sub_questions or (question,)]
+    state.step = 1
+    return state
+
+
+def evidence(
+    document_id: int, title: str, quote: str, score: float, covered: frozenset[str] = frozenset()
+) -> Evidence:
+    return Evidence(
+        sub_question=0,
+        claim=quote,
+        quote=quote,
+        chunk_id=document_id * 10,
+        document_id=document_id,
+        title=title,
+        url=None,
+        uri=f"doc-{document_id}",
+        source="test",
+        collection="default",
+        section="",
+        updated_at=None,
+        score=score,
+        support="partial",
+        covered=covered,
+    )
+
+
+def hit(chunk_id: int) -> ChunkHit:
+    return ChunkHit(chunk_id, chunk_id, 0, "", 0, 0, (), "", None, f"c{chunk_id}", "s", 0.5)
+
+
+def test_hits_of_several_queries_are_merged_by_rank_not_by_score() -> None:
+    first, second = [hit(1), hit(2), hit(3)], [hit(4), hit(1), hit(5)]
+    assert [h.chunk_id for h in _by_rank([first, second])] == [1, 4, 2, 3, 5]
+
+
+def test_a_page_is_named_by_its_title_with_accents_and_disambiguation_aside() -> None:
+    assert _names_title("the bridge in the Öresund Region", "Øresund Region")
+    assert _names_title("Hot toddy or Kir?", "Kir (cocktail)")
+    assert not _names_title("Who built the kirk?", "Kir (cocktail)")
+    assert not _names_title("Hot toddy or Kir?", "Kirsch")
+
+
+async def test_the_page_of_a_thing_the_question_names_is_read_and_quoted(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    # The page about Kir says nothing about bed time; it is still what a reader quotes
+    # about Kir, next to the sentence that answers for the hot toddy.
+    question = "Which is traditionally drunk before bed, hot toddy or Kir?"
+    toddy = passage(
+        1,
+        "Hot toddy",
+        "A hot toddy is a mixed drink served hot. Hot toddies are traditionally drunk before bed.",
+        0.9,
+    )
+    kir = passage(2, "Kir (cocktail)", "It is made with white wine and cassis.", 0.6)
+    state = state_for(question)
+    extractive = reasoner(embedder)
+    state.evidence = await extractive.extract(0, [toddy, kir], state)
+    assert "Kir (cocktail)" in {e.title for e in state.evidence}
+    claims = await extractive.synthesize(state)
+    assert any("traditionally drunk before bed" in c.quote for c in claims)
+    assert any(c.quote.startswith("It is made with white wine") for c in claims)
+
+
+async def test_a_unit_naming_one_of_the_question_s_entities_is_a_hop(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    question = "Is the Marsilea or the Brabejum the genus of more individual species of plants?"
+    marsilea = passage(1, "Marsilea", "Marsilea is a genus of approximately 65 species of ferns.")
+    state = state_for(question)
+    found = await reasoner(embedder).extract(0, [marsilea], state)
+    assert [e.quote for e in found] == ["Marsilea is a genus of approximately 65 species of ferns."]
+
+
+def test_a_close_runner_up_from_another_page_is_shown() -> None:
+    state = state_for("Which film did the director of Jaws make next?")
+    state.evidence = [
+        evidence(1, "Jaws", "Jaws was directed by Steven Spielberg.", 1.20),
+        evidence(2, "Close Encounters", "Close Encounters was his next film.", 1.10),
+    ]
+    claims = ExtractiveReasoner._claims_for(_bare(), 0, state)
+    assert [c.chunk_id for c in claims] == [10, 20]
+
+
+def test_a_page_the_question_names_comes_before_a_closer_unnamed_one() -> None:
+    state = state_for("Were Local H and For Against both from the United States?")
+    state.evidence = [
+        evidence(1, "For Against", "For Against is a United States band.", 1.30),
+        evidence(3, "I'm A Bum", "I'm A Bum is an album by Local H.", 1.28),
+        evidence(2, "Local H", "Local H is an American rock band.", 0.90),
+    ]
+    claims = ExtractiveReasoner._claims_for(_bare(), 0, state)
+    assert [c.chunk_id for c in claims] == [10, 20]
+
+
+def _bare() -> ExtractiveReasoner:
+    """A reasoner for the synthesis rules, which need no scorer."""
+    return ExtractiveReasoner(analyzer=QuestionAnalyzer(TextAnalyzer()), scorer=None)  # type: ignore[arg-type]
+
+
+async def test_a_page_the_best_evidence_s_passage_names_is_the_second_hop(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    # The quote that answers the first hop does not name the owner; its passage does.
+    question = "In which town is the brewery that owns the Hungry Horse chain based?"
+    chain = passage(
+        1,
+        "Hungry Horse",
+        "Hungry Horse is a chain of pub restaurants owned by a brewery. "
+        "Greene King bought the chain in 1995 from its founders.",
+        0.9,
+    )
+    brewery = passage(2, "Greene King", "Greene King is based in Bury St Edmunds.", 0.5)
+    state = state_for(question)
+    found = await reasoner(embedder).extract(0, [chain, brewery], state)
+    assert "Greene King is based in Bury St Edmunds." in {e.quote for e in found}
