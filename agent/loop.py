@@ -35,7 +35,7 @@ from agent.answer import (
     Turn,
 )
 from agent.conflicts import find_conflicts
-from agent.errors import ReasonerUnavailable
+from agent.errors import ReasonerUnavailable, note_run
 from agent.followups import compress, last_bot_turn
 from agent.grounding import GroundingVerifier, QuoteCheck
 from agent.reasoners.base import DraftClaim, Reasoner, Route
@@ -126,15 +126,25 @@ class AgentLoop:
         try:
             answer = await run.execute()
         except Exception as exc:
-            if self._runs is not None and run_id is not None:
-                await self._runs.fail(
-                    run_id, error=f"{type(exc).__name__}: {exc}"[:500], steps=run.steps()
-                )
+            if self._runs is None or run_id is None:
+                raise
+            await self._fail(run_id, exc, run)
+            note_run(exc, run_id)
             raise
         answer = dataclasses.replace(answer, run_id=run_id)
         if self._runs is not None and run_id is not None:
             await self._runs.finish(run_id, run.outcome(answer, _ms_since(started)))
         return answer
+
+    async def _fail(self, run_id: int, exc: Exception, run: _Run) -> None:
+        """Mark the run failed; best effort, since the store may be what failed."""
+        assert self._runs is not None
+        try:
+            await self._runs.fail(
+                run_id, error=f"{type(exc).__name__}: {exc}"[:500], steps=run.steps()
+            )
+        except Exception:
+            log.warning("could not mark run %d failed", run_id, exc_info=True)
 
 
 class _Run:

@@ -206,8 +206,25 @@ def serve() -> None:
 
 
 @main.command()
-def jobs() -> None:
-    """Run the reindex schedule alone (until Ctrl-C). Logs as for `kb serve`."""
+@click.option(
+    "--worker",
+    is_flag=True,
+    help="Embed the queued documents of whichever reindex runs, instead of the schedule.",
+)
+@click.option(
+    "--concurrency",
+    type=click.IntRange(1, 16),
+    help="With --worker: batches in flight at once (default 1).",
+)
+def jobs(worker: bool, concurrency: int | None) -> None:
+    """Run the reindex schedule alone, or a reindex worker (until Ctrl-C or SIGTERM)."""
+    if concurrency is not None and not worker:
+        raise click.UsageError("--concurrency goes with --worker")
+    if worker:
+        from bot.commands import worker_command
+
+        _run(lambda: worker_command(_settings(), concurrency=concurrency or 1))
+        return
     from bot.commands import jobs_command
 
     settings = _server_logging(_settings())

@@ -250,6 +250,41 @@ async def jobs_command(settings: Settings) -> None:
     await _run_with_schedule(settings, serve_http=False)
 
 
+async def worker_command(settings: Settings, *, concurrency: int) -> None:
+    """`kb jobs --worker`: embed queued documents of whichever reindex runs, until stopped.
+
+    One plain line per batch on stderr (no wrapping: these are log lines), never text."""
+    from jobs.queue_consumer import BatchOutcome
+    from jobs.worker import WorkerTotals
+
+    async with open_runtime(settings) as runtime:
+        model = await runtime.embedder.load()
+
+        def batch_done(outcome: BatchOutcome, totals: WorkerTotals) -> None:
+            runs = ", ".join(str(r) for r in outcome.run_ids)
+            lost = f", {outcome.lost} taken over" if outcome.lost else ""
+            click.echo(
+                f"run {runs}: wrote {outcome.documents} documents ({outcome.chunks_embedded} "
+                f"chunks embedded, {outcome.chunks_reused} reused{lost}) in "
+                f"{outcome.seconds:.1f} s; {totals.documents} documents so far",
+                err=True,
+            )
+
+        worker = runtime.index_worker(concurrency=concurrency, on_batch=batch_done)
+        click.echo(
+            f"worker {worker.name}: model {model.name}, concurrency {concurrency}, lease "
+            f"{settings.worker_lease_seconds:g} s; waiting for reindex runs (Ctrl-C to stop)",
+            err=True,
+        )
+        stop = asyncio.Event()
+        _stop_on_signals(stop)
+        totals = await worker.run(stop)
+    click.echo(
+        f"worker {worker.name} stopped: {totals.documents} documents in {totals.batches} batches",
+        err=True,
+    )
+
+
 async def serve_command(settings: Settings) -> None:
     """Serve HTTP (health, Slack's events), Socket Mode when configured, and the schedule."""
     await _run_with_schedule(settings, serve_http=True)
@@ -416,10 +451,14 @@ def add_slack_jobs(scheduler: Any, runtime: Runtime) -> None:
 
 async def _until_signalled() -> None:
     stop = asyncio.Event()
+    _stop_on_signals(stop)
+    await stop.wait()
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
 
 
 async def status_command(settings: Settings) -> None:

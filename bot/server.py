@@ -103,6 +103,7 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
             signing_secret=secret.get_secret_value() if secret else None,
         )
         running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
+        await _recover(runtime, services)
         try:
             if settings.slack_app_token is not None:
                 running.socket_mode = await _connect(running.app, settings.slack_app_token)
@@ -111,6 +112,20 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
             if running.socket_mode is not None:
                 await running.socket_mode.close_async()
             await services.tasks.close()
+
+
+async def _recover(runtime: Runtime, services: SlackServices) -> None:
+    """Tell the askers a killed process left unanswered (before new questions come in)."""
+    from datetime import timedelta
+
+    from bot.slack.recovery import recover_unanswered
+
+    await recover_unanswered(
+        pool=runtime.pool,
+        client=services.client,
+        deliveries=services.deliveries,
+        older_than=timedelta(seconds=runtime.settings.slack_abandoned_after),
+    )
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -18,8 +18,9 @@ _VARIABLES = {
     "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
     "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
     "KB_AGENT_MAX_STEPS", "ANTHROPIC_API_KEY", "KB_ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL",
-    "KB_ANTHROPIC_TIMEOUT", "KB_EMBED_NICENESS", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
-    "SLACK_APP_TOKEN", "SLACK_API_URL", "KB_SLACK_CONFIG", "KB_SLACK_ESCALATION_CHANNEL",
+    "KB_ANTHROPIC_TIMEOUT", "KB_WORKER_LEASE_SECONDS", "KB_EMBED_NICENESS", "SLACK_BOT_TOKEN",
+    "SLACK_SIGNING_SECRET", "SLACK_APP_TOKEN", "SLACK_API_URL", "KB_SLACK_CONFIG",
+    "KB_SLACK_ESCALATION_CHANNEL",
     "KB_SLACK_ESCALATION_USERGROUP", "KB_SLACK_HELP_CHANNELS", "KB_SLACK_PRIVATE",
     "KB_SLACK_THREAD_NEEDS_MENTION", "KB_SLACK_IGNORE_BOTS", "KB_SLACK_ALWAYS_ESCALATE",
     "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
@@ -56,6 +57,11 @@ class Settings(BaseSettings):
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(
         default=256, validation_alias="KB_INDEX_BATCH_SIZE", ge=1, le=100_000
+    )
+    # How long a claim on queued documents lasts without renewal (renewed every third of
+    # it): a killed worker's documents are taken over after this long.
+    worker_lease_seconds: float = Field(
+        default=60.0, validation_alias="KB_WORKER_LEASE_SECONDS", ge=1, le=3600
     )
     reranker_model: str | None = Field(
         default=None, validation_alias="KB_RERANKER_MODEL", min_length=1
@@ -99,6 +105,12 @@ class Settings(BaseSettings):
         default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
     )
     slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
+    # A question unanswered this many seconds after its ack, found at start-up, belongs
+    # to a process that died: its asker is told to ask again (bot/slack/recovery.py).
+    # Longer than any answer takes, so a live replica's slow answer is never taken over.
+    slack_abandoned_after: float = Field(
+        default=300, ge=0, validation_alias="KB_SLACK_ABANDONED_AFTER"
+    )
     slack_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, validation_alias="KB_SLACK_MAX_BODY_BYTES"
     )

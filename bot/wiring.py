@@ -34,7 +34,10 @@ from bot.settings import Settings
 from jobs.escalations import KIND as ESCALATIONS_KIND
 from jobs.escalations import EscalationSource
 from jobs.indexing import Indexer, IndexOptions, IndexReport
+from jobs.queue_consumer import BatchOutcome, ConsumerOptions
+from jobs.queued_writes import Distribution
 from jobs.reindex import ReindexJob
+from jobs.worker import IndexWorker, WorkerOptions, WorkerTotals
 from store.corpus import CorpusReader
 from store.database import describe_dsn, open_pool
 from store.documents import DocumentRepository
@@ -44,7 +47,9 @@ from store.embedding_space import EmbeddingSpace, mismatch
 from store.errors import EmbeddingModelUnavailable
 from store.escalations import EscalationRepository
 from store.filters import NO_FILTER, ChunkFilter
+from store.index_queue import IndexQueue
 from store.index_runs import IndexRunRepository
+from store.index_workers import WorkerRegistry
 from store.keyword_search import KeywordSearch
 from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
@@ -126,6 +131,34 @@ class Runtime:
             documents=self.documents,
             runs=IndexRunRepository(self.pool),
             base_dir=base_dir,
+            distribution=Distribution(
+                queue=IndexQueue(self.pool),
+                workers=WorkerRegistry(self.pool),
+                options=self._consumer_options(),
+            ),
+        )
+
+    def index_worker(
+        self,
+        *,
+        concurrency: int,
+        on_batch: Callable[[BatchOutcome, WorkerTotals], None] | None = None,
+    ) -> IndexWorker:
+        """A `kb jobs --worker` process's worker: embeds queued documents of active runs."""
+        return IndexWorker(
+            queue=IndexQueue(self.pool),
+            registry=WorkerRegistry(self.pool),
+            documents=self.documents,
+            embedder=self.embedder,
+            consumer_options=self._consumer_options(),
+            options=WorkerOptions(concurrency=concurrency),
+            on_batch=on_batch,
+        )
+
+    def _consumer_options(self) -> ConsumerOptions:
+        return ConsumerOptions(
+            lease_seconds=self.settings.worker_lease_seconds,
+            batch_chunks=self.settings.index_batch_size,
         )
 
     def hybrid_retriever(
@@ -328,6 +361,7 @@ def compose_slack(
         threads=ThreadHistory(client=client, runs=runs, max_turns=options.history_turns),
         queue=queue,
         options=options,
+        deliveries=deliveries,
         metrics=metrics,
     )
     return SlackServices(

@@ -5,6 +5,13 @@ only the metadata changed → rows updated, vectors kept; otherwise → re-chunk
 texts already embedded reuse their stored vectors, the rest are embedded in batches, and
 the document's chunks are swapped in one transaction. Documents gone from the source
 are deleted, unless the listing looks incomplete.
+
+Where the changed documents are embedded depends on the caller. A reindex run
+(jobs/reindex.py) passes a `QueuedRun`: they are queued for `kb jobs --worker` processes
+and the pass waits for them (jobs/queued_writes.py), embedding them itself when no worker
+is alive. Without one (library callers, benchmarks, dry runs) they are embedded here, in
+batches. Both ways reuse stored vectors by chunk hash (jobs/chunk_vectors.py) and swap
+each document's chunks in one transaction, and the report counts the same.
 """
 
 from __future__ import annotations
@@ -12,10 +19,12 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
+from typing import Protocol
 
 import numpy as np
 
+from jobs.chunk_vectors import ChunkToVector, vectors_for
 from jobs.chunking import Chunk, ChunkingPolicy, chunk_text
 from jobs.documents import (
     FailedDocument,
@@ -27,8 +36,11 @@ from jobs.documents import (
 )
 from jobs.hashing import chunk_hash, content_hash, metadata_hash
 from jobs.model_change import ModelChange
+from jobs.queue_consumer import QueueConsumer
+from jobs.queued_writes import Distribution, QueuedWrites
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository, StoredDocument
 from store.embedding import Embedder
+from store.index_queue import QueuedChunk, QueuedDocument
 
 log = logging.getLogger(__name__)
 
@@ -75,8 +87,27 @@ class _Pending:
     document: DocumentRecord
     chunks: list[Chunk]
     hashes: list[str]
-    is_new: bool
-    previous_chunks: int
+    previous_id: int | None  # the stored copy's id; None for a new document
+
+
+@dataclass(frozen=True, slots=True)
+class QueuedRun:
+    """A run whose changed documents go through the index queue (jobs/queued_writes.py)."""
+
+    distribution: Distribution
+    run_id: int
+    # Who this process is when it takes queued documents itself.
+    claimer: str
+
+
+class _Writes(Protocol):
+    """Where the pass sends each changed document to be embedded and written."""
+
+    written: int
+
+    async def add(self, pending: _Pending) -> None: ...
+
+    async def finish(self, progress: Callable[[int], None] | None) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +139,7 @@ class Indexer:
         *,
         options: IndexOptions | None = None,
         progress: ProgressCallback | None = None,
+        queue: QueuedRun | None = None,
     ) -> IndexReport:
         options = options or IndexOptions()
         started = time.perf_counter()
@@ -129,17 +161,47 @@ class Indexer:
             if source_id is not None
             else {}
         )
-        batch = _Batch(self, source_id, report, options)
-        for done, item in enumerate(items, start=1):
-            await self._process(item, stored, batch, report)
+        writes = self._writes(source_id, report, options, queue)
+        settled = 0  # items done without going through `writes`
+        for item in items:
+            if not await self._process(item, stored, writes, report, source_id, options):
+                settled += 1
             if progress:
-                progress(done, len(items))
-        await batch.flush()
+                progress(settled + writes.written, len(items))
+        await writes.finish(
+            (lambda written: progress(settled + written, len(items))) if progress else None
+        )
         await self._delete_missing(source, source_id, items, stored, report, options)
         if report.changed and not options.dry_run:
             await self._repository.refresh_statistics()
         report.seconds = round(time.perf_counter() - started, 3)
         return report
+
+    def _writes(
+        self,
+        source_id: int | None,
+        report: IndexReport,
+        options: IndexOptions,
+        queue: QueuedRun | None,
+    ) -> _Writes:
+        if queue is None or source_id is None or options.dry_run:
+            return _Batch(self, source_id, report, options)
+        consumer = QueueConsumer(
+            queue=queue.distribution.queue,
+            documents=self._repository,
+            embedder=self._embedder,
+            claimer=queue.claimer,
+            # The pass's own batch size, whether it embeds in-process or takes queued work.
+            options=replace(queue.distribution.options, batch_chunks=self.embed_batch_size),
+        )
+        writes = QueuedWrites(
+            distribution=queue.distribution,
+            run_id=queue.run_id,
+            source_id=source_id,
+            model=self._embedder.identity,
+            consumer=consumer,
+        )
+        return _Queued(writes, report)
 
     async def _source_id(self, source: Source, options: IndexOptions) -> int | None:
         """The source's row; a dry run only looks it up (None: never indexed), never writes."""
@@ -153,19 +215,22 @@ class Indexer:
         self,
         item: SourceItem,
         stored: dict[str, StoredDocument],
-        batch: _Batch,
+        writes: _Writes,
         report: IndexReport,
-    ) -> None:
+        source_id: int | None,
+        options: IndexOptions,
+    ) -> bool:
+        """Settle one listed item; True if it went to `writes` to be embedded."""
         if isinstance(item, UnchangedDocument):
             report.documents_unchanged += 1
-            return
+            return False
         if isinstance(item, GoneDocument):
-            return  # not listed, so _delete_missing removes any stored copy
+            return False  # not listed, so _delete_missing removes any stored copy
         if isinstance(item, FailedDocument):
             report.documents_failed += 1
             report.failures.append({"uri": item.uri, "reason": item.reason})
             log.warning("skipped %s: %s", item.uri, item.reason)
-            return
+            return False
         report.warnings.extend(f"{item.uri}: {note}" for note in item.notes)
         record = _record(item)
         previous = stored.get(item.uri)
@@ -175,21 +240,17 @@ class Indexer:
             else:
                 report.documents_updated += 1
                 report.would("updated", item.uri)
-                if batch.source_id is not None and not batch.options.dry_run:
-                    await self._repository.update_metadata(
-                        source_id=batch.source_id, document=record
-                    )
-            return
+                if source_id is not None and not options.dry_run:
+                    await self._repository.update_metadata(source_id=source_id, document=record)
+            return False
         chunks = chunk_text(record.text, self._policy)
         if not chunks:
             report.documents_failed += 1
             report.failures.append({"uri": item.uri, "reason": "no text to index after cleaning"})
-            return
-        previous_chunks = (
-            await self._repository.chunk_count(document_id=previous.id) if previous else 0
-        )
+            return False
         hashes = [chunk_hash(c.embedding_text()) for c in chunks]
-        await batch.add(_Pending(record, chunks, hashes, previous is None, previous_chunks))
+        await writes.add(_Pending(record, chunks, hashes, previous.id if previous else None))
+        return True
 
     async def _delete_missing(
         self,
@@ -223,23 +284,18 @@ class Indexer:
         self, pending: Sequence[_Pending], report: IndexReport
     ) -> list[np.ndarray]:
         """Vectors for every chunk of `pending`: stored ones reused, the rest embedded."""
-        all_hashes = [h for p in pending for h in p.hashes]
-        known = await self._repository.stored_embeddings(text_hashes=all_hashes)
-        texts: dict[str, str] = {}
-        for p in pending:
-            for chunk, digest in zip(p.chunks, p.hashes, strict=True):
-                if digest not in known:
-                    texts.setdefault(digest, chunk.embedding_text())
-        report.chunks_reused += sum(1 for h in all_hashes if h in known)
-        report.chunks_embedded += len(all_hashes) - sum(1 for h in all_hashes if h in known)
-        if texts:
-            vectors = await self._embedder.embed_batch(list(texts.values()))
-            known.update(zip(texts.keys(), vectors, strict=True))
-        return [np.stack([known[h] for h in p.hashes]) for p in pending]
+        found = await vectors_for(
+            [_to_vectors(p) for p in pending],
+            repository=self._repository,
+            embedder=self._embedder,
+        )
+        report.chunks_reused += sum(f.reused for f in found)
+        report.chunks_embedded += sum(f.embedded for f in found)
+        return [f.matrix for f in found]
 
 
 class _Batch:
-    """Documents waiting to be embedded together (embedding in large batches is faster)."""
+    """Documents embedded together in this process (embedding in large batches is faster)."""
 
     def __init__(
         self, indexer: Indexer, source_id: int | None, report: IndexReport, options: IndexOptions
@@ -249,31 +305,80 @@ class _Batch:
         self.report = report
         self.options = options
         self.pending: list[_Pending] = []
+        self.written = 0
 
     async def add(self, pending: _Pending) -> None:
         self.pending.append(pending)
         if sum(len(p.chunks) for p in self.pending) >= self.indexer.embed_batch_size:
             await self.flush()
 
+    async def finish(self, progress: Callable[[int], None] | None) -> None:
+        await self.flush()
+        if progress:
+            progress(self.written)
+
     async def flush(self) -> None:
         if not self.pending:
             return
         pending, self.pending = self.pending, []
+        repository = self.indexer._repository
         for p in pending:
-            if p.is_new:
+            if p.previous_id is None:
                 self.report.documents_added += 1
             else:
                 self.report.documents_updated += 1
-                self.report.chunks_deleted += p.previous_chunks
-            self.report.would("added" if p.is_new else "updated", p.document.uri)
+                self.report.chunks_deleted += await repository.chunk_count(
+                    document_id=p.previous_id
+                )
+            self.report.would("added" if p.previous_id is None else "updated", p.document.uri)
         if self.source_id is None or self.options.dry_run:
+            self.written += len(pending)
             return
         vectors = await self.indexer.embed_pending(pending, self.report)
-        repository = self.indexer._repository
         for p, matrix in zip(pending, vectors, strict=True):
             await repository.replace_document(
                 source_id=self.source_id, document=p.document, chunks=_chunk_records(p, matrix)
             )
+            self.written += 1
+
+
+class _Queued:
+    """Documents queued for workers (jobs/queued_writes.py); counts come back from the queue."""
+
+    def __init__(self, writes: QueuedWrites, report: IndexReport) -> None:
+        self._writes = writes
+        self._report = report
+        self.written = 0
+
+    async def add(self, pending: _Pending) -> None:
+        chunks = tuple(
+            QueuedChunk(c.ordinal, c.text, h, c.start, c.end, c.heading_path)
+            for c, h in zip(pending.chunks, pending.hashes, strict=True)
+        )
+        await self._writes.add(QueuedDocument(pending.document, chunks))
+
+    async def finish(self, progress: Callable[[int], None] | None) -> None:
+        def written(done: int) -> None:
+            self.written = done
+            if progress:
+                progress(done)
+
+        totals, failures = await self._writes.finish(written)
+        report = self._report
+        report.documents_added += totals.documents_added
+        report.documents_updated += totals.documents_updated
+        report.chunks_embedded += totals.chunks_embedded
+        report.chunks_reused += totals.chunks_reused
+        report.chunks_deleted += totals.chunks_deleted
+        report.documents_failed += len(failures)
+        report.failures.extend(failures)
+
+
+def _to_vectors(pending: _Pending) -> list[ChunkToVector]:
+    return [
+        ChunkToVector(digest, chunk.embedding_text())
+        for chunk, digest in zip(pending.chunks, pending.hashes, strict=True)
+    ]
 
 
 def _record(doc: SourceDocument) -> DocumentRecord:

@@ -6,6 +6,12 @@ and deletes nothing; the other sources still run. Every run record is finished:
 `succeeded`, `partial` (some documents could not be read) or `failed`; a record left
 `running` by a killed process is marked failed by the next pass, which holds the lock
 and so knows no one else is running. A dry run writes nothing at all.
+
+The changed documents of each run go through the index queue (jobs/queued_writes.py):
+`kb jobs --worker` processes embed them if any are alive, this process otherwise. The
+lock is held by the coordinating run only; workers serve whichever run is active. At the
+start of a pass the queue items of finished runs (kept until then for inspection) and
+the rows of long-dead workers are deleted.
 """
 
 from __future__ import annotations
@@ -22,12 +28,16 @@ import asyncpg
 from jobs.config import SourceConfig, WebSourceConfig
 from jobs.documents import Source
 from jobs.errors import JobsError
-from jobs.indexing import Indexer, IndexOptions, IndexReport, ProgressCallback
+from jobs.indexing import Indexer, IndexOptions, IndexReport, ProgressCallback, QueuedRun
 from jobs.isolation import one_line_reason
+from jobs.queued_writes import Distribution
 from jobs.sources import build_source
+from jobs.worker import process_name
 from store.documents import DocumentRepository
 from store.errors import StoreError
+from store.index_queue import IndexQueue
 from store.index_runs import IndexRunRepository
+from store.index_workers import WorkerRegistry
 from store.locks import REINDEX_LOCK_KEY, try_advisory_lock
 
 log = logging.getLogger(__name__)
@@ -55,12 +65,19 @@ class ReindexJob:
         documents: DocumentRepository,
         runs: IndexRunRepository,
         base_dir: Path,
+        distribution: Distribution | None = None,
+        claimer: str | None = None,
     ) -> None:
         self._pool = pool
         self._indexer = indexer
         self._documents = documents
         self._runs = runs
         self._base_dir = base_dir
+        self._distribution = distribution or Distribution(
+            queue=IndexQueue(pool), workers=WorkerRegistry(pool)
+        )
+        # Who this process is when it embeds queued documents itself.
+        self._claimer = claimer or process_name("coordinator")
 
     async def run(
         self,
@@ -79,6 +96,8 @@ class ReindexJob:
                     log.warning(
                         "%d earlier run(s) died mid-way; this run finishes their work", abandoned
                     )
+                await self._distribution.queue.discard_finished_runs()
+                await self._distribution.workers.prune()
             return await self._run_all(configs, dry_run=dry_run, progress=progress)
 
     async def _run_all(
@@ -105,7 +124,7 @@ class ReindexJob:
     ) -> None:
         run_id = None if dry_run else await self._runs.start(source=config.name)
         try:
-            report = await self._index(config, http, dry_run=dry_run, progress=progress)
+            report = await self._index(config, http, run_id, dry_run=dry_run, progress=progress)
         except _SOURCE_ERRORS as exc:
             await self._failed(config, run_id, outcome, str(exc))
             return
@@ -127,6 +146,7 @@ class ReindexJob:
         self,
         config: SourceConfig,
         http: aiohttp.ClientSession | None,
+        run_id: int | None,
         *,
         dry_run: bool,
         progress: ProgressCallback | None,
@@ -138,7 +158,8 @@ class ReindexJob:
             dry_run=dry_run,
             min_listing_ratio=config.min_listing_ratio,
         )
-        return await self._indexer.run(source, options=options, progress=progress)
+        queue = None if run_id is None else QueuedRun(self._distribution, run_id, self._claimer)
+        return await self._indexer.run(source, options=options, progress=progress, queue=queue)
 
     async def _failed(
         self, config: SourceConfig, run_id: int | None, outcome: ReindexOutcome, reason: str

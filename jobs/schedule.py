@@ -42,7 +42,7 @@ def build_scheduler(
             name=f"reindex {config.name}",
             coalesce=True,
             max_instances=1,
-            misfire_grace_time=int(grace.total_seconds()),
+            misfire_grace_time=max(1, int(grace.total_seconds())),
             next_run_time=datetime.now(UTC) if run_at_start else None,
         )
     return scheduler

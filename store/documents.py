@@ -143,15 +143,9 @@ class DocumentRepository:
     ) -> int:
         """Write the document and swap in its chunks in one transaction; return its id."""
         async with self._pool.acquire() as conn, conn.transaction():
-            document_id = await _upsert_document(conn, source_id, document)
-            await conn.execute("DELETE FROM chunks WHERE document_id = $1", document_id)
-            await conn.copy_records_to_table(
-                "chunks",
-                records=[_chunk_row(document_id, c) for c in chunks],
-                columns=_CHUNK_COLUMNS,
-            )
-            await _bump_corpus_version(conn)
-        return document_id
+            swap = await swap_document(conn, source_id=source_id, document=document, chunks=chunks)
+            await bump_corpus_version(conn)
+        return swap.document_id
 
     async def update_metadata(self, *, source_id: int, document: DocumentRecord) -> None:
         """A metadata-only change: new title/URL/metadata, same chunks and vectors."""
@@ -168,7 +162,7 @@ class DocumentRepository:
                 document.metadata_hash,
                 document.source_updated_at,
             )
-            await _bump_corpus_version(conn)
+            await bump_corpus_version(conn)
 
     async def delete_documents(self, *, source_id: int, uris: Sequence[str]) -> int:
         """Delete these documents (and their chunks); return how many chunks went."""
@@ -186,7 +180,7 @@ class DocumentRepository:
                 source_id,
                 list(uris),
             )
-            await _bump_corpus_version(conn)
+            await bump_corpus_version(conn)
         return int(chunks)
 
     async def chunk_count(self, *, document_id: int) -> int:
@@ -215,6 +209,42 @@ class DocumentRepository:
                       (SELECT count(*) FROM chunks) AS chunks"""
         )
         return dict(row)
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentSwap:
+    """What swapping one document's chunks replaced."""
+
+    document_id: int
+    added: bool  # the document was not stored before
+    previous_chunks: int
+
+
+async def swap_document(
+    conn: asyncpg.Connection,
+    *,
+    source_id: int,
+    document: DocumentRecord,
+    chunks: Sequence[ChunkRecord],
+) -> DocumentSwap:
+    """Write the document and swap in its chunks on `conn`, inside the caller's transaction.
+
+    The caller commits, so another repository can make more writes atomic with the swap
+    (store/index_queue.py marks the document's queue item done in the same transaction).
+    """
+    existed = await conn.fetchval(
+        "SELECT EXISTS (SELECT 1 FROM documents WHERE source_id = $1 AND uri = $2)",
+        source_id,
+        document.uri,
+    )
+    document_id = await _upsert_document(conn, source_id, document)
+    deleted = await conn.execute("DELETE FROM chunks WHERE document_id = $1", document_id)
+    await conn.copy_records_to_table(
+        "chunks",
+        records=[_chunk_row(document_id, c) for c in chunks],
+        columns=_CHUNK_COLUMNS,
+    )
+    return DocumentSwap(document_id, not existed, int(deleted.split()[-1]))
 
 
 async def _upsert_document(conn: asyncpg.Connection, source_id: int, doc: DocumentRecord) -> int:
@@ -253,5 +283,7 @@ def _chunk_row(document_id: int, chunk: ChunkRecord) -> tuple[Any, ...]:
     )
 
 
-async def _bump_corpus_version(conn: asyncpg.Connection) -> None:
+async def bump_corpus_version(conn: asyncpg.Connection) -> None:
+    """Tell every process's keyword index the corpus moved. Call it last in a transaction:
+    every writer updates this one row, so the row lock should be held only until commit."""
     await conn.execute("UPDATE corpus_version SET version = version + 1")

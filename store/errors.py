@@ -11,6 +11,10 @@ class DatabaseUnavailable(StoreError):
     """The database could not be reached or started."""
 
 
+class DatabaseStorageFailed(DatabaseUnavailable):
+    """The database server cannot read or write its own files (disk full, read-only)."""
+
+
 class EmbeddingModelMismatch(StoreError):
     """The index was built with another embedding model than the one configured."""
 

@@ -9,6 +9,8 @@ import asyncpg
 
 # One reindex at a time across every instance sharing the database.
 REINDEX_LOCK_KEY = 0x6B62_7278  # "kbrx"
+# One replica at a time looks for questions a dead process left unanswered.
+RECOVERY_LOCK_KEY = 0x6B62_7263  # "kbrc"
 
 
 @asynccontextmanager

@@ -319,6 +319,15 @@ def failure_message(*, run_id: int | None) -> SlackMessage:
     return SlackMessage(text=text, blocks=[section(text)])
 
 
+def interrupted_message() -> SlackMessage:
+    """For a question whose answer was lost when the bot stopped mid-run (a crash, a kill)."""
+    text = (
+        "Sorry, the bot restarted before it could answer this, and the answer was lost. "
+        "Please ask again."
+    )
+    return SlackMessage(text=text, blocks=[section(text)])
+
+
 def too_long_message(*, length: int, limit: int) -> SlackMessage:
     """The polite refusal of a question longer than the configured limit."""
     text = (

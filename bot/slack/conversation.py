@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from agent.answer import Answer, Answerer, Turn
+from agent.errors import run_id_of
 from bot.metrics import Metrics
 from bot.slack.blocks import (
     ReplyOptions,
@@ -33,6 +34,7 @@ from bot.slack.queue import WorkspaceQueue
 from bot.slack.replies import Reply
 from bot.slack.threads import ThreadHistory, answer_metadata, bot_turn
 from store.conversations import ConversationLog, PostedAnswer
+from store.deliveries import DeliveryLog
 from store.runs import RunRepository
 
 log = logging.getLogger(__name__)
@@ -58,6 +60,8 @@ class Asked:
     with_history: bool = False
     # Help channels: post only an answer that is fully grounded, otherwise nothing.
     grounded_only: bool = False
+    # The slack_deliveries key this question was claimed under, when it is followed.
+    delivery: str | None = None
 
 
 def grounded(answer: Answer) -> bool:
@@ -96,9 +100,11 @@ class Conversation:
         threads: ThreadHistory,
         queue: WorkspaceQueue,
         options: BotOptions,
+        deliveries: DeliveryLog | None = None,
         step_interval: float = 1.5,
         metrics: Metrics | None = None,
     ) -> None:
+        self._deliveries = deliveries
         self._answerer = answerer
         self._runs = runs
         self._answers = answers
@@ -120,6 +126,7 @@ class Conversation:
             if len(asked.question) > limit:
                 if not asked.grounded_only:
                     await reply.failed(too_long_message(length=len(asked.question), limit=limit))
+                await self._finish(asked, "failed")
                 return
             answer = await self._answer(asked, reply, reference)
             seconds = time.monotonic() - started
@@ -137,16 +144,28 @@ class Conversation:
             )
             if asked.grounded_only and not grounded(answer):
                 log.info("help channel: no grounded answer, nothing posted (run %s)", answer.run_id)
+                await self._finish(asked, "silent")
                 return
             messages = self._render(answer)
             message_ts = await reply.answered(messages, metadata=answer_metadata(answer.run_id))
+            await self._finish(asked, "answered")
             await self._record(asked, answer, message_ts)
-        except Exception:
+        except Exception as exc:
             log.exception("answering failed (request %s)", reference)
             if self._metrics is not None:
                 self._metrics.answer_failed()
             if not asked.grounded_only:
-                await self._show_failure(reply, reference)
+                await self._show_failure(reply, reference, run_id=run_id_of(exc))
+            await self._finish(asked, "failed")
+
+    async def _finish(self, asked: Asked, outcome: str) -> None:
+        """Mark the delivery finished; best effort (the database may be what failed)."""
+        if self._deliveries is None or asked.delivery is None:
+            return
+        try:
+            await self._deliveries.finish(asked.delivery, outcome=outcome)
+        except Exception:
+            log.warning("could not mark the delivery %s", outcome, exc_info=True)
 
     async def _answer(self, asked: Asked, reply: Reply, reference: str) -> Answer:
         async def queued(position: int) -> None:
@@ -217,10 +236,11 @@ class Conversation:
                 turns=[Turn(role="user", text=asked.question), bot_turn(answer)],
             )
 
-    async def _show_failure(self, reply: Reply, reference: str) -> None:
-        run_id = None
+    async def _show_failure(self, reply: Reply, reference: str, *, run_id: int | None) -> None:
+        """One plain line naming the run: the one the loop noted (known even when the
+        database is what failed), else the one stored under this request's reference."""
         try:
-            run_id = await self._failed_run(reference)
+            run_id = run_id or await self._failed_run(reference)
         except Exception:
             log.warning("could not look up the failed run (request %s)", reference, exc_info=True)
         try:

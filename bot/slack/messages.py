@@ -7,6 +7,7 @@ both as a mention and as a message event is answered once, whichever comes first
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,6 +29,8 @@ from bot.slack.predicates import (
 from bot.slack.replies import ThreadReply
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog
+
+log = logging.getLogger(__name__)
 
 
 class MessageDesk:
@@ -55,11 +58,20 @@ class MessageDesk:
         question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
         if not question and not mentions(event.get("text", ""), bot_user_id):
             return  # nothing asked and nobody called: a file share, an empty edit
-        if not await self._deliveries.claim(message_key(event), kind="message"):
-            return
-        channel = str(event["channel"])
+        key, channel = message_key(event), str(event["channel"])
         # In a DM the answer goes in the message's thread when it has one, else below it.
         thread_ts = event.get("thread_ts") if is_dm(event) else thread_of(event)
+        # Followed to the end (and recovered after a crash) unless a help channel's
+        # silence is the right outcome anyway, or nothing was asked.
+        followed = decision is Route.ANSWER and bool(question)
+        claimed = await self._deliveries.claim(
+            key,
+            kind="message",
+            reply_channel=channel if followed else None,
+            reply_thread_ts=thread_ts if followed else None,
+        )
+        if not claimed:
+            return
         if not question:
             # Just "@kb": say how to ask, once, in the thread.
             reply = ThreadReply(self._client, channel_id=channel, thread_ts=thread_ts)
@@ -77,14 +89,23 @@ class MessageDesk:
             message_ts=str(event.get("ts")),
             with_history=is_thread_reply(event),
             grounded_only=decision is Route.ANSWER_IF_GROUNDED,
+            delivery=key if followed else None,
         )
         reply = ThreadReply(
             self._client,
             channel_id=channel,
             thread_ts=thread_ts,
             show_progress=decision is Route.ANSWER,
+            on_placeholder=lambda ts: self._placeholder_posted(key, ts),
         )
         await self._conversation.run(asked, reply)
+
+    async def _placeholder_posted(self, key: str, ts: str) -> None:
+        try:
+            await self._deliveries.placeholder_posted(key, ts=ts)
+        except Exception:
+            # Only the restart recovery needs it; the answer must not fail for it.
+            log.warning("could not record the placeholder", exc_info=True)
 
     async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
         answered = False

@@ -15,7 +15,7 @@ so a late step can never overwrite the answer.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from slack_sdk.web.async_client import AsyncWebClient
@@ -49,11 +49,14 @@ class ThreadReply:
         channel_id: str,
         thread_ts: str | None,
         show_progress: bool = True,
+        on_placeholder: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self._client = client
         self._channel = channel_id
         self._thread_ts = thread_ts
         self._show_progress = show_progress
+        # Told the placeholder's ts once it is up, so a restart can find and replace it.
+        self._on_placeholder = on_placeholder
         self._ts: str | None = None
         self._done = False
         self._lock = asyncio.Lock()
@@ -62,8 +65,12 @@ class ThreadReply:
         if not self._show_progress:
             return
         async with self._lock:
-            if not self._done:
-                await self._show(placeholder_message(step=step, queue_position=queue_position))
+            if self._done:
+                return
+            first = self._ts is None
+            ts = await self._show(placeholder_message(step=step, queue_position=queue_position))
+            if first and self._on_placeholder is not None:
+                await self._on_placeholder(ts)
 
     async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
         async with self._lock:
