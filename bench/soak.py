@@ -52,6 +52,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 import aiohttp
+from slack_load import free_port, wait_healthy  # the same start-up as the load bench
 
 from store.embedded import start_embedded_postgres
 from tests.bot.slack.rig import SIGNING_SECRET, Call, FakeSlack, SlackSender, mention
@@ -99,14 +100,6 @@ class Samples:
     rss_kb: list[tuple[float, int]] = field(default_factory=list)  # (seconds since start, kB)
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def rss_kb(pid: int) -> int:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -129,21 +122,6 @@ def edit_page(root: Path, minute: int) -> None:
     path = root / EDITED_PAGE
     with path.open("a", encoding="utf-8") as f:
         f.write(f"\n\nSoak edit {minute}: tell your supervisor {minute} days before you leave.\n")
-
-
-async def wait_healthy(http: aiohttp.ClientSession, port: int, process, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"kb serve exited with {process.returncode} before it was healthy")
-        try:
-            async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientConnectionError:
-            pass
-        await asyncio.sleep(0.2)  # polling another process's start-up
-    raise SystemExit("kb serve never became healthy")
 
 
 class Soak:
