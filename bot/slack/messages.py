@@ -16,6 +16,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.blocks import help_message
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.conversation import Asked, Conversation
+from bot.slack.delivery_trail import DeliveryTrail
 from bot.slack.predicates import (
     Route,
     is_dm,
@@ -96,16 +97,10 @@ class MessageDesk:
             channel_id=channel,
             thread_ts=thread_ts,
             show_progress=decision is Route.ANSWER,
-            on_placeholder=lambda ts: self._placeholder_posted(key, ts),
+            on_placeholder=DeliveryTrail(self._deliveries, key).placeholder_posted,
+            post_key=key,
         )
         await self._conversation.run(asked, reply)
-
-    async def _placeholder_posted(self, key: str, ts: str) -> None:
-        try:
-            await self._deliveries.placeholder_posted(key, ts=ts)
-        except Exception:
-            # Only the restart recovery needs it; the answer must not fail for it.
-            log.warning("could not record the placeholder", exc_info=True)
 
     async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
         answered = False
