@@ -7,7 +7,6 @@ both as a mention and as a message event is answered once, whichever comes first
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,8 +29,6 @@ from bot.slack.predicates import (
 from bot.slack.replies import ThreadReply
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog
-
-log = logging.getLogger(__name__)
 
 
 class MessageDesk:
