@@ -379,7 +379,9 @@ def compose_slack(
             access=access,
             options=options,
         ),
-        commands=CommandDesk(client=client, conversation=conversation, access=access),
+        commands=CommandDesk(
+            client=client, conversation=conversation, access=access, deliveries=deliveries
+        ),
         assistant=AssistantDesk(
             client=client,
             conversation=conversation,

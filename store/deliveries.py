@@ -5,9 +5,11 @@ the work; a Slack retry, or the same event delivered to a second instance sharin
 database, finds the key taken. Old keys are pruned (Slack retries within minutes).
 
 A question's row also says what became of it: where its answer goes, the placeholder
-once posted, and when it finished and how. A row claimed but never finished is a
-question whose process died mid-answer; `unfinished` finds them for the start-up
-recovery (bot/slack/recovery.py), which must never leave a question silently dropped.
+once posted, and when it finished and how; for a `/kb` question also the asker and
+the command's response_url, since a private answer has no message a chat.update could
+reach. A row claimed but never finished is a question whose process died mid-answer;
+`unfinished` finds them for the start-up recovery (bot/slack/recovery.py), which must
+never leave a question silently dropped.
 """
 
 from __future__ import annotations
@@ -16,6 +18,9 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 import asyncpg
+
+# Slack honours a response_url for 30 minutes; a minute's margin for the call itself.
+RESPONSE_URL_LIFETIME = timedelta(minutes=29)
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,6 +31,10 @@ class Unfinished:
     channel_id: str
     thread_ts: str | None
     placeholder_ts: str | None
+    # A /kb question: who asked, and the response_url while Slack still honours it.
+    asker_user_id: str | None = None
+    response_url: str | None = None
+    placeholder_ephemeral: bool = False
 
 
 class DeliveryLog:
@@ -39,39 +48,63 @@ class DeliveryLog:
         kind: str,
         reply_channel: str | None = None,
         reply_thread_ts: str | None = None,
+        asker_user_id: str | None = None,
+        response_url: str | None = None,
     ) -> bool:
         """True if this call recorded `key` first; False if it was already taken.
 
-        `reply_channel` (and thread) mark a question whose answer is followed to the end.
+        `reply_channel` (and thread) mark a question whose answer is followed to the end;
+        `asker_user_id` and `response_url` say how to reach a `/kb` asker privately.
         """
         inserted = await self._pool.fetchval(
-            """INSERT INTO slack_deliveries (key, kind, reply_channel, reply_thread_ts)
-               VALUES ($1, $2, $3, $4)
+            """INSERT INTO slack_deliveries
+                   (key, kind, reply_channel, reply_thread_ts, asker_user_id, response_url)
+               VALUES ($1, $2, $3, $4, $5, $6)
                ON CONFLICT (key) DO NOTHING RETURNING true""",
             key,
             kind,
             reply_channel,
             reply_thread_ts,
+            asker_user_id,
+            response_url,
         )
         return bool(inserted)
+
+    async def replying_in(self, key: str, *, thread_ts: str) -> None:
+        """The answer's thread, once it exists (a `/kb` question posted by the bot)."""
+        await self._pool.execute(
+            "UPDATE slack_deliveries SET reply_thread_ts = $2 WHERE key = $1", key, thread_ts
+        )
 
     async def placeholder_posted(self, key: str, *, ts: str) -> None:
         await self._pool.execute(
             "UPDATE slack_deliveries SET placeholder_ts = $2 WHERE key = $1", key, ts
         )
 
-    async def finish(self, key: str, *, outcome: str) -> None:
+    async def placeholder_shown_ephemerally(self, key: str) -> None:
+        """The placeholder went out through the response_url (it has no ts)."""
         await self._pool.execute(
-            """UPDATE slack_deliveries SET finished_at = now(), outcome = $2
+            "UPDATE slack_deliveries SET placeholder_ephemeral = true WHERE key = $1", key
+        )
+
+    async def finish(self, key: str, *, outcome: str) -> None:
+        # The response_url can post to the asker for 30 minutes: not kept past its use.
+        await self._pool.execute(
+            """UPDATE slack_deliveries
+               SET finished_at = now(), outcome = $2, response_url = NULL
                WHERE key = $1 AND finished_at IS NULL""",
             key,
             outcome,
         )
 
     async def abandon(self, key: str) -> bool:
-        """Mark an unfinished question abandoned; False if it finished meanwhile."""
+        """Mark an unfinished question abandoned; False if it finished meanwhile.
+
+        The caller has read the response_url (`unfinished`) and uses it once, if at all.
+        """
         changed = await self._pool.fetchval(
-            """UPDATE slack_deliveries SET finished_at = now(), outcome = 'abandoned'
+            """UPDATE slack_deliveries
+               SET finished_at = now(), outcome = 'abandoned', response_url = NULL
                WHERE key = $1 AND finished_at IS NULL RETURNING true""",
             key,
         )
@@ -86,14 +119,21 @@ class DeliveryLog:
         )
 
     async def unfinished(self, *, older_than: timedelta) -> list[Unfinished]:
-        """Questions claimed more than `older_than` ago and never finished, oldest first."""
+        """Questions claimed more than `older_than` ago and never finished, oldest first.
+
+        A response_url older than Slack honours it is left out: useless, and a secret.
+        """
         rows = await self._pool.fetch(
-            """SELECT key, reply_channel, reply_thread_ts, placeholder_ts
+            """SELECT key, reply_channel, reply_thread_ts, placeholder_ts, asker_user_id,
+                      CASE WHEN received_at > now() - $2::interval THEN response_url END
+                          AS response_url,
+                      placeholder_ephemeral
                FROM slack_deliveries
                WHERE reply_channel IS NOT NULL AND finished_at IS NULL
                  AND received_at < now() - $1::interval
                ORDER BY received_at""",
             older_than,
+            RESPONSE_URL_LIFETIME,
         )
         return [
             Unfinished(
@@ -101,6 +141,9 @@ class DeliveryLog:
                 channel_id=r["reply_channel"],
                 thread_ts=r["reply_thread_ts"],
                 placeholder_ts=r["placeholder_ts"],
+                asker_user_id=r["asker_user_id"],
+                response_url=r["response_url"],
+                placeholder_ephemeral=r["placeholder_ephemeral"],
             )
             for r in rows
         ]

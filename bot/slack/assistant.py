@@ -4,9 +4,10 @@
 ordinary DM threads), greets, and suggests prompts drawn from the collections the panel
 may see. Each user message is answered like any other question, with the thread's
 earlier turns, the panel's access, `assistant.threads.setStatus` while working, and the
-thread titled after its first question. The thread context Slack sends is kept in
-Postgres (`StoredThreadContext`) instead of bolt's default, which rewrites the first
-bot message.
+thread titled after its first question; its delivery row names the panel's thread, so
+a restart after a crash tells the asker there to ask again. The thread context Slack
+sends is kept in Postgres (`StoredThreadContext`) instead of bolt's default, which
+rewrites the first bot message.
 """
 
 from __future__ import annotations
@@ -110,9 +111,15 @@ class AssistantDesk:
         self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str
     ) -> None:
         question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
-        if not question or not await self._deliveries.claim(message_key(event), kind="message"):
+        if not question:
             return
-        channel, thread_ts = str(event["channel"]), str(event["thread_ts"])
+        key, channel, thread_ts = message_key(event), str(event["channel"]), str(event["thread_ts"])
+        # Followed to the end like any question: a restart says "ask again" in the thread.
+        claimed = await self._deliveries.claim(
+            key, kind="message", reply_channel=channel, reply_thread_ts=thread_ts
+        )
+        if not claimed:
+            return
         if await self._threads.claim_title(channel_id=channel, thread_ts=thread_ts):
             await self._client.assistant_threads_setTitle(
                 channel_id=channel, thread_ts=thread_ts, title=_title(question)
@@ -128,8 +135,9 @@ class AssistantDesk:
             thread_ts=thread_ts,
             message_ts=str(event.get("ts")),
             with_history=True,
+            delivery=key,
         )
-        reply = AssistantReply(self._client, channel_id=channel, thread_ts=thread_ts)
+        reply = AssistantReply(self._client, channel_id=channel, thread_ts=thread_ts, post_key=key)
         await self._conversation.run(asked, reply)
 
 

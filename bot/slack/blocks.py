@@ -319,10 +319,12 @@ def failure_message(*, run_id: int | None) -> SlackMessage:
     return SlackMessage(text=text, blocks=[section(text)])
 
 
-def interrupted_message() -> SlackMessage:
-    """For a question whose answer was lost when the bot stopped mid-run (a crash, a kill)."""
+def interrupted_message(*, command: bool = False) -> SlackMessage:
+    """For a question whose answer was lost when the bot stopped mid-run (a crash, a kill);
+    `command` when it is told apart from its question (a private `/kb` answer)."""
+    what = "your /kb question" if command else "this"
     text = (
-        "Sorry, the bot restarted before it could answer this, and the answer was lost. "
+        f"Sorry, the bot restarted before it could answer {what}, and the answer was lost. "
         "Please ask again."
     )
     return SlackMessage(text=text, blocks=[section(text)])

@@ -7,7 +7,6 @@ both as a mention and as a message event is answered once, whichever comes first
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -16,6 +15,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.blocks import help_message
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.conversation import Asked, Conversation
+from bot.slack.delivery_trail import DeliveryTrail
 from bot.slack.predicates import (
     Route,
     is_dm,
@@ -29,8 +29,6 @@ from bot.slack.predicates import (
 from bot.slack.replies import ThreadReply
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog
-
-log = logging.getLogger(__name__)
 
 
 class MessageDesk:
@@ -96,16 +94,10 @@ class MessageDesk:
             channel_id=channel,
             thread_ts=thread_ts,
             show_progress=decision is Route.ANSWER,
-            on_placeholder=lambda ts: self._placeholder_posted(key, ts),
+            on_placeholder=DeliveryTrail(self._deliveries, key).placeholder_posted,
+            post_key=key,
         )
         await self._conversation.run(asked, reply)
-
-    async def _placeholder_posted(self, key: str, ts: str) -> None:
-        try:
-            await self._deliveries.placeholder_posted(key, ts=ts)
-        except Exception:
-            # Only the restart recovery needs it; the answer must not fail for it.
-            log.warning("could not record the placeholder", exc_info=True)
 
     async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
         answered = False

@@ -163,8 +163,17 @@ def delivery_key(body: Payload) -> tuple[str, str] | None:
     if event_id:
         return f"event:{event_id}", "event"
     kind = "command" if "command" in body else str(body.get("type") or "request")
+    return f"{kind}:{_fingerprint(body)}", kind
+
+
+def command_question_key(command: Payload) -> str:
+    """One key per `/kb` question, its delivery row's (a duplicate is the same payload)."""
+    return f"question:{_fingerprint(command)}"
+
+
+def _fingerprint(body: Payload) -> str:
     canonical = json.dumps(body, sort_keys=True, separators=(",", ":"), default=str)
-    return f"{kind}:{hashlib.sha256(canonical.encode()).hexdigest()}", kind
+    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def thread_of(event: Payload) -> str:

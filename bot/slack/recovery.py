@@ -4,10 +4,14 @@ A question's delivery row is claimed at the ack and finished when its answer (or
 failure line) is shown. A row still unfinished `older_than` after its claim belongs to a
 process that was killed mid-answer (SIGKILL, OOM, a lost machine). `kb serve` calls
 `recover_unanswered` once at start-up, one replica at a time (an advisory lock): each
-such question's placeholder is replaced with "please ask again", or, when the process
-died before the placeholder was up, the line is posted in the question's thread. The
-question is never silently dropped; it is not re-run, since the asker may have asked
-again already and the event payload is not kept.
+such question's placeholder is replaced with "please ask again" (found by its post key
+when the process died before recording its ts), or, when the process died before the
+placeholder was up, the line is posted in the question's thread. A `/kb` question with
+no thread (a private answer, or killed before the bot posted the question) is told
+privately: through the command's response_url while Slack honours it (30 minutes),
+else with chat.postEphemeral, else in the asker's DM with the app. The question is
+never silently dropped; it is not re-run, since the asker may have asked again already
+and the event payload is not kept.
 """
 
 from __future__ import annotations
@@ -19,12 +23,19 @@ import aiohttp
 import asyncpg
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
+from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.slack.blocks import interrupted_message
+from bot.slack.posting import POST_EVENT, Poster
+from bot.slack.replies import placeholder_post_key
+from bot.slack.web import retry_handlers
 from store.deliveries import DeliveryLog, Unfinished
 from store.locks import RECOVERY_LOCK_KEY, try_advisory_lock
 
 log = logging.getLogger(__name__)
+
+# chat.postEphemeral errors that mean the asker cannot be reached in that channel.
+_NOT_THERE = {"not_in_channel", "channel_not_found", "is_archived", "user_not_in_channel"}
 
 
 async def recover_unanswered(
@@ -56,18 +67,71 @@ async def recover_unanswered(
 
 
 async def _tell(client: AsyncWebClient, question: Unfinished) -> None:
+    poster = Poster(client)
+    placeholder = question.placeholder_ts
+    if placeholder is None and question.thread_ts is not None:
+        # Posted, but killed before its ts was recorded: the post key finds it.
+        placeholder = await _unanswered_placeholder(poster, question)
     message = interrupted_message()
-    if question.placeholder_ts is not None:
+    if placeholder is not None:
         await client.chat_update(
+            channel=question.channel_id, ts=placeholder, text=message.text, blocks=message.blocks
+        )
+    elif question.thread_ts is not None or question.asker_user_id is None:
+        await poster.post(
+            key=f"{question.key}/recovered",
             channel=question.channel_id,
-            ts=question.placeholder_ts,
+            thread_ts=question.thread_ts,
             text=message.text,
             blocks=message.blocks,
         )
-        return
-    await client.chat_postMessage(
+    else:
+        # A /kb question with no message to reply to: its answer was private, or the
+        # process died before posting the question.
+        await _tell_privately(client, question, question.asker_user_id)
+
+
+async def _unanswered_placeholder(poster: Poster, question: Unfinished) -> str | None:
+    """The placeholder, while it still is one: an answer shown over it (kb_answer
+    metadata) or an assistant panel's first answer is never replaced."""
+    return await poster.find(
+        key=placeholder_post_key(question.key),
         channel=question.channel_id,
         thread_ts=question.thread_ts,
-        text=message.text,
-        blocks=message.blocks,
+        event_type=POST_EVENT,
     )
+
+
+async def _tell_privately(client: AsyncWebClient, question: Unfinished, user: str) -> None:
+    """Through the response_url while Slack honours it (replacing the private
+    placeholder), else as an ephemeral message, else in the asker's DM with the bot."""
+    message = interrupted_message(command=True)
+    if question.response_url is not None:
+        hook = AsyncWebhookClient(question.response_url, retry_handlers=retry_handlers())
+        try:
+            response = await hook.send(
+                response_type="ephemeral",
+                replace_original=question.placeholder_ephemeral,
+                text=message.text,
+                blocks=message.blocks,
+            )
+            if response.status_code < 400:
+                return
+            log.info("the response_url refused (HTTP %d)", response.status_code)
+        except (aiohttp.ClientError, OSError, TimeoutError):
+            log.info("the response_url could not be reached", exc_info=True)
+    try:
+        await client.chat_postEphemeral(
+            channel=question.channel_id, user=user, text=message.text, blocks=message.blocks
+        )
+    except SlackApiError as exc:
+        if exc.response.get("error") not in _NOT_THERE:
+            raise
+        # Not in that channel (or it is gone): the app's DM with the asker reaches them.
+        await Poster(client).post(
+            key=f"{question.key}/recovered",
+            channel=user,
+            thread_ts=None,
+            text=message.text,
+            blocks=message.blocks,
+        )

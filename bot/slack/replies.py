@@ -9,12 +9,16 @@
   (`assistant.threads.setStatus`) and the answer is posted in the thread.
 
 Each reply serialises its updates and ignores progress that arrives after the answer,
-so a late step can never overwrite the answer.
+so a late step can never overwrite the answer. Messages are posted through `Poster`
+(posting.py) under `<post_key>/<n>`, the n-th post of the reply, so a retried
+chat.postMessage never posts one twice; the first post of a `ThreadReply` (its
+placeholder) is `<post_key>/0`.
 """
 
 from __future__ import annotations
 
 import asyncio
+import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -22,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.slack.blocks import SlackMessage, placeholder_message
+from bot.slack.posting import Poster
 from bot.slack.web import retry_handlers
 
 Metadata = Mapping[str, Any]
@@ -50,8 +55,11 @@ class ThreadReply:
         thread_ts: str | None,
         show_progress: bool = True,
         on_placeholder: Callable[[str], Awaitable[None]] | None = None,
+        post_key: str | None = None,
     ) -> None:
         self._client = client
+        self._posts = _PostKeys(post_key)
+        self._poster = Poster(client)
         self._channel = channel_id
         self._thread_ts = thread_ts
         self._show_progress = show_progress
@@ -99,21 +107,43 @@ class ThreadReply:
         return self._ts
 
     async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
-        response = await self._client.chat_postMessage(
+        return await self._poster.post(
+            key=self._posts.next(),
             channel=self._channel,
             thread_ts=self._thread_ts,
             text=message.text,
             blocks=message.blocks,
             unfurl_links=message.unfurl_links,
             unfurl_media=message.unfurl_media,
-            metadata=dict(metadata) if metadata else None,
+            metadata=metadata,
         )
-        return str(response["ts"])
+
+
+class _PostKeys:
+    """`<base>/0`, `<base>/1`, …: one key per message a reply posts."""
+
+    def __init__(self, base: str | None) -> None:
+        self._base = base or uuid.uuid4().hex
+        self._count = 0
+
+    def next(self) -> str:
+        key = f"{self._base}/{self._count}"
+        self._count += 1
+        return key
+
+
+def placeholder_post_key(post_key: str) -> str:
+    """The key a `ThreadReply` posted under `post_key` gives its first message."""
+    return f"{post_key}/0"
 
 
 class EphemeralReply:
-    def __init__(self, response_url: str) -> None:
+    def __init__(
+        self, response_url: str, *, on_placeholder: Callable[[], Awaitable[None]] | None = None
+    ) -> None:
         self._hook = AsyncWebhookClient(response_url, retry_handlers=retry_handlers())
+        # Told once the placeholder is shown, so a restart replaces it rather than adds one.
+        self._on_placeholder = on_placeholder
         self._shown = False
         self._done = False
         self._lock = asyncio.Lock()
@@ -122,7 +152,10 @@ class EphemeralReply:
         async with self._lock:
             # A response_url takes five calls: show the first state and the queue, not steps.
             if not self._done and (not self._shown or (queue_position is None and step is None)):
+                first = not self._shown
                 await self._show(placeholder_message(step=step, queue_position=queue_position))
+                if first and self._on_placeholder is not None:
+                    await self._on_placeholder()
 
     async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
         async with self._lock:
@@ -158,8 +191,17 @@ WORKING_STATUS = "is searching the knowledge base…"
 
 
 class AssistantReply:
-    def __init__(self, client: AsyncWebClient, *, channel_id: str, thread_ts: str) -> None:
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel_id: str,
+        thread_ts: str,
+        post_key: str | None = None,
+    ) -> None:
         self._client = client
+        self._posts = _PostKeys(post_key)
+        self._poster = Poster(client)
         self._channel = channel_id
         self._thread_ts = thread_ts
         self._done = False
@@ -192,13 +234,13 @@ class AssistantReply:
             await self._post(message)
 
     async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
-        response = await self._client.chat_postMessage(
+        return await self._poster.post(
+            key=self._posts.next(),
             channel=self._channel,
             thread_ts=self._thread_ts,
             text=message.text,
             blocks=message.blocks,
             unfurl_links=message.unfurl_links,
             unfurl_media=message.unfurl_media,
-            metadata=dict(metadata) if metadata else None,
+            metadata=metadata,
         )
-        return str(response["ts"])

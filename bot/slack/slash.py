@@ -4,6 +4,10 @@ The visible question is posted as the bot ("<@user> asked: …", escaped so it c
 no one) and carries `kb_question` metadata, so a follow-up in that thread counts it as
 the asker's turn. A private answer goes through the command's `response_url`: only the
 asker sees it, and nothing of it is re-posted anywhere public.
+
+Each question is claimed with the channel, the asker and the response_url, then its
+row follows the answer (the question's thread once posted, the placeholder), so a
+restart after a crash can tell the asker to ask again: in the thread, or privately.
 """
 
 from __future__ import annotations
@@ -20,9 +24,13 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 from bot.slack.blocks import failure_message
 from bot.slack.config import AccessPolicy
 from bot.slack.conversation import Asked, Conversation
+from bot.slack.delivery_trail import DeliveryTrail
 from bot.slack.notices import NOT_IN_CHANNEL, asked_on_behalf
+from bot.slack.posting import Poster
+from bot.slack.predicates import command_question_key
 from bot.slack.replies import EphemeralReply, ThreadReply
 from bot.slack.threads import question_metadata
+from store.deliveries import DeliveryLog
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +39,36 @@ _CANNOT_POST = {"not_in_channel", "channel_not_found", "is_archived", "restricte
 
 class CommandDesk:
     def __init__(
-        self, *, client: AsyncWebClient, conversation: Conversation, access: AccessPolicy
+        self,
+        *,
+        client: AsyncWebClient,
+        conversation: Conversation,
+        access: AccessPolicy,
+        deliveries: DeliveryLog,
     ) -> None:
         self._client = client
+        self._poster = Poster(client)
         self._conversation = conversation
         self._access = access
+        self._deliveries = deliveries
 
     async def ask(
         self, command: Mapping[str, Any], *, question: str, private: bool, bot_user_id: str
     ) -> None:
         channel = str(command.get("channel_id", ""))
         user = str(command.get("user_id", ""))
+        response_url = str(command["response_url"])
+        key = command_question_key(command)
+        claimed = await self._deliveries.claim(
+            key,
+            kind="command",
+            reply_channel=channel,
+            asker_user_id=user,
+            response_url=response_url,
+        )
+        if not claimed:
+            return
+        trail = DeliveryTrail(self._deliveries, key)
         asked = Asked(
             team_id=str(command.get("team_id", "")),
             channel_id=channel,
@@ -50,27 +77,42 @@ class CommandDesk:
             surface="private" if private else "command",
             access=self._access.for_channel(channel),
             bot_user_id=bot_user_id,
+            delivery=key,
         )
         if private:
-            await self._conversation.run(asked, EphemeralReply(str(command["response_url"])))
+            private_reply = EphemeralReply(
+                response_url, on_placeholder=trail.placeholder_shown_ephemerally
+            )
+            await self._conversation.run(asked, private_reply)
             return
         try:
-            thread_ts = await self._post_question(channel, user, question, command)
+            thread_ts = await self._post_question(key, channel, user, question, response_url)
         except Exception:
             log.exception("could not post the /kb question")
-            await EphemeralReply(str(command["response_url"])).failed(failure_message(run_id=None))
+            await EphemeralReply(response_url).failed(failure_message(run_id=None))
+            await trail.finish("failed")
             return
         if thread_ts is None:
+            await trail.finish("failed")
             return
-        reply = ThreadReply(self._client, channel_id=channel, thread_ts=thread_ts)
+        await trail.replying_in(thread_ts)
+        reply = ThreadReply(
+            self._client,
+            channel_id=channel,
+            thread_ts=thread_ts,
+            on_placeholder=trail.placeholder_posted,
+            post_key=key,
+        )
         await self._conversation.run(_in_thread(asked, thread_ts), reply)
 
     async def _post_question(
-        self, channel: str, user: str, question: str, command: Mapping[str, Any]
+        self, key: str, channel: str, user: str, question: str, response_url: str
     ) -> str | None:
         try:
-            response = await self._client.chat_postMessage(
+            return await self._poster.post(
+                key=f"{key}/question",
                 channel=channel,
+                thread_ts=None,
                 text=asked_on_behalf(user_id=user, question=question),
                 metadata=question_metadata(user_id=user, question=question),
                 unfurl_links=False,
@@ -79,11 +121,10 @@ class CommandDesk:
         except SlackApiError as exc:
             if exc.response.get("error") not in _CANNOT_POST:
                 raise
-            await AsyncWebhookClient(str(command["response_url"])).send(
+            await AsyncWebhookClient(response_url).send(
                 text=NOT_IN_CHANNEL, response_type="ephemeral"
             )
             return None
-        return str(response["ts"])
 
 
 def _in_thread(asked: Asked, thread_ts: str) -> Asked:

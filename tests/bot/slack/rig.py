@@ -4,8 +4,10 @@ Used by the scenario tests (through tests/bot/slack/conftest.py) and bench/slack
 
 - `FakeSlack` is an aiohttp server on an ephemeral port speaking the Web API's wire
   format (the client's `base_url` points at it). It records every request whole, keeps
-  the messages posted so `conversations.replies` returns real threads, can be told to
-  answer a method with a 429 + Retry-After or a 5xx, serves response_url hooks, and a
+  the messages posted so `conversations.replies` and `conversations.history` return
+  real threads and channels (metadata only with `include_all_metadata`), can be told
+  to answer a method with a 429 + Retry-After or a 5xx (or to carry the call out and
+  then answer a 5xx, as Slack sometimes does), serves response_url hooks, and a
   Socket Mode WebSocket (the URL its `apps.connections.open` returns). Tests await
   requests on a condition, never sleep.
 - `SlackSender` signs requests as Slack does (v0 HMAC-SHA256 over `v0:timestamp:body`).
@@ -58,6 +60,7 @@ class Call:
     headers: dict[str, str]
     body: bytes
     at: float = field(default_factory=time.monotonic)
+    path: str = ""  # a response_url hook's: which hook it was
 
 
 @dataclass
@@ -65,6 +68,7 @@ class Scripted:
     status: int
     body: dict[str, Any]
     headers: dict[str, str] = field(default_factory=dict)
+    performed: bool = False  # carry the call out, then answer `status` anyway
 
 
 def _decode(value: Any) -> Any:
@@ -118,6 +122,10 @@ class FakeSlack:
     def script(self, method: str, *, status: int, body: dict[str, Any], **headers: str) -> None:
         """Answer the next call to `method` with this response (then back to normal)."""
         self.scripted[method].append(Scripted(status, body, headers))
+
+    def script_after(self, method: str, *, status: int, body: dict[str, Any]) -> None:
+        """Carry out the next call to `method` (post the message), then answer `status`."""
+        self.scripted[method].append(Scripted(status, body, performed=True))
 
     def calls_to(self, method: str, *, progress: bool = False) -> list[Call]:
         """The calls to `method`; for chat.update, the replies, or with `progress` the
@@ -190,6 +198,8 @@ class FakeSlack:
         await self._record(call)
         if self.scripted[method]:
             scripted = self.scripted[method].popleft()
+            if scripted.performed:
+                self._answer(method, params)
             return web.json_response(
                 scripted.body, status=scripted.status, headers=scripted.headers
             )
@@ -198,7 +208,8 @@ class FakeSlack:
     async def _hook(self, request: web.Request) -> web.Response:
         raw = await request.read()
         await self._record(
-            Call("hook", json.loads(raw or b"{}"), dict(request.headers), raw), hook=True
+            Call("hook", json.loads(raw or b"{}"), dict(request.headers), raw, path=request.path),
+            hook=True,
         )
         return web.Response(text="ok")
 
@@ -240,6 +251,7 @@ class FakeSlack:
                 f"p{str(p['message_ts']).replace('.', '')}",
             },
             "conversations.replies": self._replies,
+            "conversations.history": self._history,
             "users.info": lambda p: payload("web_users.info.json"),
             "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
             "views.publish": lambda p: {"ok": True, "view": {"id": "V2", **p.get("view", {})}},
@@ -288,6 +300,19 @@ class FakeSlack:
                 continue
             if latest and float(message["ts"]) >= float(latest):
                 continue
+            shown = dict(message)
+            if not with_metadata:
+                shown.pop("metadata", None)
+            found.append(shown)
+        return {"ok": True, "messages": found, "has_more": False}
+
+    def _history(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The channel's top-level messages, newest first, as Slack lists them."""
+        with_metadata = str(p.get("include_all_metadata")) in ("1", "true", "True")
+        limit = int(p.get("limit") or 100)
+        top = [m for m in self.messages[p["channel"]] if m.get("thread_ts") in (None, m["ts"])]
+        found = []
+        for message in sorted(top, key=lambda m: float(m["ts"]), reverse=True)[:limit]:
             shown = dict(message)
             if not with_metadata:
                 shown.pop("metadata", None)

@@ -1,11 +1,15 @@
-"""`kb serve` killed with SIGKILL mid-answer: the restarted process tells the asker to ask again.
+"""`kb serve` killed with SIGKILL mid-answer: the restarted process tells every asker to ask again.
 
-The answer is made slow deterministically: the bot runs the Claude reasoner against the
-fake Anthropic API, which holds the question's first request (route) open; the test
-waits for that request, so the process is known to be mid-answer (acked, placeholder
-up), then kills it. The restart finds the delivery claimed but never finished, replaces
-the placeholder with "please ask again", records the delivery as abandoned, and answers
-the next question as usual.
+The answers are made slow deterministically: the bot runs the Claude reasoner against
+the fake Anthropic API, which holds each question's first request (route) open; the
+test waits for those requests, so the process is known to be mid-answer on all of them
+(acked, placeholder up), then kills it. One kill leaves a question of each kind
+unanswered: an @mention, a `/kb` question (posted, answered in its thread), a
+`/kb private` one (behind its response_url) and one in the assistant panel. The restart
+finds their deliveries claimed but never finished and tells each asker where they
+asked: the mention's and the `/kb` thread's placeholders are replaced, the private
+placeholder is replaced through the response_url, the panel gets the line in its
+thread. Each delivery is recorded abandoned, and the next question is answered as usual.
 """
 
 from __future__ import annotations
@@ -21,9 +25,10 @@ import pytest
 
 from tests.agent.fake_anthropic import FakeAnthropic, Reply, running_fake
 from tests.bot.slack.processes import ServeProcess, serve_env
-from tests.bot.slack.rig import FakeSlack, mention
+from tests.bot.slack.rig import FakeSlack, mention, payload, slash_command
 
 QUESTION = "How do I request annual leave?"
+PANEL, PANEL_THREAD = "D111", "1726133698.626339"
 
 
 @pytest.fixture
@@ -41,7 +46,34 @@ async def _wait_for_requests(
         await asyncio.sleep(0.05)  # the request arrives from another process
 
 
-async def test_a_question_acked_by_a_killed_process_is_told_to_ask_again_after_the_restart(
+def _panel_started() -> dict:
+    body = payload("event_assistant_thread_started.json")
+    body["event_id"] = "EvPanelStarted"
+    return body
+
+
+def _panel_question(text: str, *, ts: str) -> dict:
+    body = payload("event_message_im_in_thread.json")
+    body["event_id"] = "EvPanelQuestion"
+    body["event"] |= {"text": text, "ts": ts, "event_ts": ts}
+    return body
+
+
+def _kb(text: str, *, channel: str, hook: str, fake: FakeSlack) -> dict:
+    form = slash_command(text, response_url=fake.hook_url(hook), trigger_id=f"111.{hook}")
+    return form | {"channel_id": channel}
+
+
+def _told(fake: FakeSlack, method: str, **where: str) -> list:
+    return [
+        c
+        for c in fake.calls_to(method)
+        if "Please ask again" in str(c.params.get("text"))
+        and all(c.params.get(k) == v for k, v in where.items())
+    ]
+
+
+async def test_questions_of_every_kind_acked_by_a_killed_process_are_told_to_ask_again(
     corpus: asyncpg.Pool,
     database_url: str,
     fake_slack: FakeSlack,
@@ -49,32 +81,55 @@ async def test_a_question_acked_by_a_killed_process_is_told_to_ask_again_after_t
     tmp_path: Path,
 ) -> None:
     # kb serve's warm-up run asks first (answered; its later steps fall back), then the
-    # question, whose first decision is held open until the process is killed.
+    # four questions, whose first decisions are held open until the process is killed.
     anthropic_api.script("route", Reply({"action": "search", "standalone_question": "x"}))
-    anthropic_api.script("route", Reply(hang=True))
+    anthropic_api.script("route", *[Reply(hang=True)] * 4)
     env = serve_env(
         database_url=database_url, home=tmp_path / "home", slack_url=fake_slack.base_url,
-        sources=None, KB_SLACK_ABANDONED_AFTER="0",
+        sources=None, KB_SLACK_ABANDONED_AFTER="0", KB_SLACK_RUNS_PER_WORKSPACE="4",
     )  # fmt: skip
     slow = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": anthropic_api.base_url}
     async with aiohttp.ClientSession() as http:
         first = await ServeProcess.start(env | slow, log=tmp_path / "first.log")
         try:
             await first.wait_healthy(http)
-            event = mention(QUESTION, ts="1700000700.000001", event_id="EvKilled")
-            assert (await first.sender(http).event(event)).status == 200
-            (placeholder,) = await fake_slack.wait_for("chat.postMessage")
-            await _wait_for_requests(anthropic_api, "route", 2)  # warm-up's, then the question's
+            sender = first.sender(http)
+            assert (await sender.event(_panel_started())).status == 200
+            await fake_slack.wait_for(
+                "chat.postMessage", where=lambda c: c.params["channel"] == PANEL
+            )
+            sent = [
+                await sender.event(mention(QUESTION, ts="1700000700.000001", event_id="EvKilled")),
+                await sender.command(_kb(QUESTION, channel="C222", hook="public", fake=fake_slack)),
+                await sender.command(
+                    _kb(f"private {QUESTION}", channel="C333", hook="private", fake=fake_slack)
+                ),
+                await sender.event(_panel_question(QUESTION, ts="1726133700.000001")),
+            ]
+            assert [s.status for s in sent] == [200] * 4
+            await _wait_for_requests(anthropic_api, "route", 5)  # warm-up's, then the four
         finally:
             await first.kill()
-        placeholder_ts = fake_slack.messages["C111"][0]["ts"]
         assert fake_slack.calls_to("chat.update") == []  # killed before any answer
+        mention_placeholder = fake_slack.messages["C111"][0]["ts"]
+        kb_question, kb_placeholder = fake_slack.messages["C222"]
+        assert kb_placeholder["thread_ts"] == kb_question["ts"]
+        (private_placeholder,) = [h for h in fake_slack.hooks if h.path.endswith("/private")]
+        assert "Searching" in private_placeholder.params["text"]
+        assert fake_slack.calls_to("assistant.threads.setStatus")  # the panel was working
 
         second = await ServeProcess.start(env, log=tmp_path / "second.log")
         try:
-            (told,) = await fake_slack.wait_for("chat.update", timeout=180)
-            assert told.params["ts"] == placeholder_ts
-            assert "Please ask again" in told.params["text"]
+            updates = await fake_slack.wait_for("chat.update", count=2, timeout=180)
+            private = await fake_slack.wait_for(
+                "hook", where=lambda c: c.path.endswith("/private") and c is not private_placeholder
+            )
+            panel = await fake_slack.wait_for(
+                "chat.postMessage",
+                where=lambda c: (
+                    c.params["channel"] == PANEL and "Please ask again" in c.params["text"]
+                ),
+            )
             await second.wait_healthy(http)
             again = mention(QUESTION, ts="1700000701.000001", event_id="EvAgain")
             assert (await second.sender(http).event(again)).status == 200
@@ -85,15 +140,32 @@ async def test_a_question_acked_by_a_killed_process_is_told_to_ask_again_after_t
             assert "HRLinks" in json.dumps(answered[0].params["blocks"])
         finally:
             assert await second.stop() == 0, second.output()[-3000:]
-    assert "Searching" in placeholder.params["text"]
-    outcomes = dict(
-        await corpus.fetch(
-            "SELECT key, outcome FROM slack_deliveries WHERE reply_channel IS NOT NULL"
-        )
+    # The mention's and the /kb thread's placeholders, replaced.
+    told = {(c.params["channel"], c.params["ts"]) for c in updates}
+    assert told == {("C111", mention_placeholder), ("C222", kb_placeholder["ts"])}
+    assert all("Please ask again" in c.params["text"] for c in updates)
+    # The private one, through its response_url, replacing the private placeholder.
+    (private_told,) = private
+    assert private_told.params["replace_original"] is True
+    assert private_told.params["response_type"] == "ephemeral"
+    assert "your /kb question" in private_told.params["text"]
+    assert _told(fake_slack, "chat.postMessage", channel="C333") == []  # nothing public
+    assert fake_slack.calls_to("chat.postEphemeral") == []
+    # The panel's, in its thread.
+    (panel_told,) = panel
+    assert panel_told.params["thread_ts"] == PANEL_THREAD
+    rows = await corpus.fetch(
+        "SELECT kind, reply_channel, outcome, response_url FROM slack_deliveries"
+        " WHERE reply_channel IS NOT NULL"
     )
-    assert outcomes == {
-        "message:C111:1700000700.000001": "abandoned",
-        "message:C111:1700000701.000001": "answered",
-    }
-    # Told once: nothing else touched the dead question's placeholder.
-    assert [c.params["ts"] for c in fake_slack.calls_to("chat.update")].count(placeholder_ts) == 1
+    assert sorted(tuple(r) for r in rows) == [
+        ("command", "C222", "abandoned", None),
+        ("command", "C333", "abandoned", None),
+        ("message", "C111", "abandoned", None),
+        ("message", "C111", "answered", None),
+        ("message", PANEL, "abandoned", None),
+    ]
+    # Told once each: nothing else touched the dead questions' placeholders or threads.
+    for ts in (mention_placeholder, kb_placeholder["ts"]):
+        assert [c.params["ts"] for c in fake_slack.calls_to("chat.update")].count(ts) == 1
+    assert len(_told(fake_slack, "chat.postMessage")) == 1  # only the panel needed a post

@@ -13,7 +13,7 @@ import asyncpg
 from bot.slack.recovery import recover_unanswered
 from bot.slack.web import build_web_client
 from store.deliveries import DeliveryLog
-from tests.bot.slack.rig import BOT_TOKEN, FakeSlack
+from tests.bot.slack.rig import BOT_ID, BOT_TOKEN, BOT_USER, FakeSlack
 
 
 async def _recover(pool: asyncpg.Pool, fake: FakeSlack, older_than: float = 0) -> int:
@@ -70,3 +70,98 @@ async def test_when_slack_cannot_be_told_the_question_stays_for_the_next_start_u
     assert await _recover(pool, fake_slack) == 0
     assert await pool.fetchval("SELECT finished_at FROM slack_deliveries") is None
     assert await _recover(pool, fake_slack) == 1
+
+
+async def _claim_command(log: DeliveryLog, fake: FakeSlack, key: str, *, channel: str) -> None:
+    await log.claim(
+        key,
+        kind="command",
+        reply_channel=channel,
+        asker_user_id="W222",
+        response_url=fake.hook_url(key),
+    )
+
+
+async def test_a_private_kb_answer_is_told_through_its_response_url_replacing_the_placeholder(
+    pool: asyncpg.Pool, fake_slack: FakeSlack
+) -> None:
+    log = DeliveryLog(pool)
+    await _claim_command(log, fake_slack, "question:shown", channel="C1")
+    await log.placeholder_shown_ephemerally("question:shown")
+    await _claim_command(log, fake_slack, "question:early", channel="C1")  # died before it
+    assert await _recover(pool, fake_slack) == 2
+    by_hook = {call.path.rsplit("/", 1)[-1]: call.params for call in fake_slack.hooks}
+    assert len(fake_slack.hooks) == 2
+    assert by_hook["question:shown"]["replace_original"] is True  # the placeholder it showed
+    assert by_hook["question:early"]["replace_original"] is False  # nothing shown to replace
+    for params in by_hook.values():
+        assert params["response_type"] == "ephemeral"
+        assert "your /kb question" in params["text"] and "Please ask again" in params["text"]
+    assert fake_slack.calls_to("chat.postEphemeral") == []
+    assert (
+        await pool.fetchval("SELECT count(*) FROM slack_deliveries WHERE response_url IS NOT NULL")
+        == 0
+    )  # used once, not kept
+
+
+async def test_a_kb_asker_whose_response_url_expired_gets_an_ephemeral_or_else_a_dm(
+    pool: asyncpg.Pool, fake_slack: FakeSlack
+) -> None:
+    log = DeliveryLog(pool)
+    await _claim_command(log, fake_slack, "question:stale", channel="C1")
+    await _claim_command(log, fake_slack, "question:gone", channel="C2")
+    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+    fake_slack.script("chat.postEphemeral", status=200, body={"ok": True, "message_ts": "9.1"})
+    fake_slack.script(
+        "chat.postEphemeral", status=200, body={"ok": False, "error": "not_in_channel"}
+    )
+    assert await _recover(pool, fake_slack) == 2
+    assert fake_slack.hooks == []  # Slack no longer honours those response_urls
+    first, second = fake_slack.calls_to("chat.postEphemeral")
+    assert (first.params["channel"], first.params["user"]) == ("C1", "W222")
+    assert "Please ask again" in first.params["text"]
+    assert second.params["channel"] == "C2"
+    (dm,) = fake_slack.calls_to("chat.postMessage")
+    assert dm.params["channel"] == "W222"  # the app's DM with the asker
+    assert "Please ask again" in dm.params["text"]
+
+
+async def test_a_placeholder_whose_ts_was_never_recorded_is_found_by_its_post_key(
+    pool: asyncpg.Pool, fake_slack: FakeSlack
+) -> None:
+    log = DeliveryLog(pool)
+    for key, thread in (("message:C1:1.1", "1.1"), ("message:C1:2.1", "2.1")):
+        await log.claim(key, kind="message", reply_channel="C1", reply_thread_ts=thread)
+    bot = {"user": BOT_USER, "bot_id": BOT_ID, "type": "message"}
+    fake_slack.add_message(
+        "C1",
+        {
+            **bot,
+            "ts": "1.2",
+            "thread_ts": "1.1",
+            "text": "Searching…",
+            "metadata": {"event_type": "kb_post", "event_payload": {"post": "message:C1:1.1/0"}},
+        },
+    )
+    # An answer under the first post key (the assistant panel posts no placeholder), the
+    # process killed before marking it answered: never overwritten.
+    answer = {"event_type": "kb_answer", "event_payload": {"run_id": 7, "post": "message:C1:2.1/0"}}
+    fake_slack.add_message("C1", {**bot, "ts": "2.2", "thread_ts": "2.1", "text": "an answer",
+        "metadata": answer})  # fmt: skip
+    assert await _recover(pool, fake_slack) == 2
+    (update,) = fake_slack.calls_to("chat.update")
+    assert update.params["ts"] == "1.2"
+    (post,) = fake_slack.calls_to("chat.postMessage")
+    assert post.params["thread_ts"] == "2.1"
+
+
+async def test_a_public_kb_question_already_posted_is_told_in_its_thread(
+    pool: asyncpg.Pool, fake_slack: FakeSlack
+) -> None:
+    log = DeliveryLog(pool)
+    await _claim_command(log, fake_slack, "question:posted", channel="C1")
+    await log.replying_in("question:posted", thread_ts="5.1")
+    assert await _recover(pool, fake_slack) == 1
+    (post,) = fake_slack.calls_to("chat.postMessage")
+    assert (post.params["channel"], post.params["thread_ts"]) == ("C1", "5.1")
+    assert fake_slack.hooks == [] and fake_slack.calls_to("chat.postEphemeral") == []

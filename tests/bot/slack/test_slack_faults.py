@@ -6,16 +6,18 @@ chat.update. Each fault is one scripted answer of the fake Web API; the bot's cl
 retries (slack_sdk's handlers: Retry-After for 429, backoff for 5xx) and the thread ends
 with one placeholder replaced by one answer.
 
-A 5xx after Slack has in fact posted the message is a different case: the client cannot
-tell it from a 5xx before, so the retry posts a second placeholder. See the README's
-"Faults": Slack documents no idempotency key for chat.postMessage.
+A 5xx after Slack has in fact posted the message looks the same to the client as one
+before; the fake carries the post out and then answers 500. The bot's posts carry a post
+key in their metadata, and before a retry it reads the thread (or, for the `/kb`
+question, the channel) for that key: the message is posted once, and the answer
+replaces that one placeholder.
 """
 
 from __future__ import annotations
 
 import pytest
 
-from tests.bot.slack.rig import FakeSlack, mention
+from tests.bot.slack.rig import FakeSlack, mention, slash_command
 
 QUESTION = "How do I request annual leave?"
 
@@ -60,3 +62,47 @@ async def test_a_5xx_on_the_answer_update_is_retried_and_the_answer_shown_once(
     (placeholder,) = fake_slack.messages["C111"]
     assert placeholder["metadata"]["event_type"] == "kb_answer"
     assert len(fake_slack.calls_to("chat.postMessage")) == 1
+
+
+def _posted_with_metadata(fake: FakeSlack, method: str) -> list:
+    return [
+        c
+        for c in fake.calls_to(method)
+        if str(c.params.get("include_all_metadata")) in ("1", "true", "True")
+    ]
+
+
+async def test_a_5xx_after_slack_posted_the_placeholder_keeps_that_one_and_answers_once(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    bot = await start_bot()
+    fake_slack.script_after("chat.postMessage", status=500, body={"ok": False, "error": "fatal"})
+    await bot.sender.event(mention(QUESTION, ts="1700001002.000001", event_id="EvPostedThen500"))
+    await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    (placeholder,) = fake_slack.messages["C111"]  # no second "Searching…"
+    (answer,) = _answers(fake_slack)
+    assert answer.params["ts"] == placeholder["ts"]
+    assert "HRLinks" in str(placeholder["blocks"])
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1  # found, not posted again
+    (looked,) = _posted_with_metadata(fake_slack, "conversations.replies")
+    assert looked.params["ts"] == "1700001002.000001"
+
+
+async def test_a_5xx_after_slack_posted_the_kb_question_posts_it_and_its_answer_once(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    bot = await start_bot()
+    fake_slack.script_after("chat.postMessage", status=503, body={"ok": False, "error": "down"})
+    await bot.sender.command(slash_command(QUESTION, response_url=fake_slack.hook_url()))
+    await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    top = [m for m in fake_slack.messages["C111"] if "thread_ts" not in m]
+    (question,) = top  # the visible question, once
+    assert question["text"] == f"<@W222> asked: {QUESTION}"
+    (placeholder,) = [m for m in fake_slack.messages["C111"] if "thread_ts" in m]
+    assert placeholder["thread_ts"] == question["ts"]
+    (answer,) = _answers(fake_slack)
+    assert answer.params["ts"] == placeholder["ts"]
+    assert _posted_with_metadata(fake_slack, "conversations.history")
+    assert fake_slack.hooks == []  # no "something went wrong" to the asker
