@@ -234,6 +234,7 @@ class EvidenceScorer:
             or any(
                 modifier not in own and _other_kind(head, modifier, self._sequence(unit.text))
                 for modifier, head in phrases
+                if not bridged  # a bridge's page describes the bridge, not the question
             )
         )
         unnamed = (names - context) - passage_stems
