@@ -195,11 +195,14 @@ class _Run:
                 return "no_better_action"
             if self.state.step >= self.state.max_steps:
                 return "max_steps_reached"
-            if self._satisfied():
+            hop = self.state.hop_step == self.state.step + 1
+            if self._satisfied() and not hop:
                 self.state.steps_after_coverage += 1
             self.state.step += 1
             added = await self._step(batch)
             if self._judge_by_rules() and await self._judged_enough():
+                if await self._plan_second_hop():
+                    continue
                 return "enough_evidence"
             if added == 0 and self.state.step > 1:
                 return "no_better_action"
@@ -297,6 +300,19 @@ class _Run:
         self.state.answered |= judgement.answered
         self.state.gaps = list(judgement.gaps)
         return self._satisfied()
+
+    async def _plan_second_hop(self) -> bool:
+        """Once: queue the pages the evidence leans on; whether a hop step will run."""
+        if self.state.hop_step is not None or self.state.step >= self.state.max_steps:
+            return False
+        started = time.perf_counter()
+        self.state.hop_step = self.state.step + 1
+        queries = await self._decide_quietly(lambda r: r.second_hop(self.state))
+        self.state.pending = [q for q in queries if not self.state.ran(q.text)]
+        if self.state.pending:
+            names = " | ".join(q.text for q in self.state.pending)
+            self._record("second hop", "evidence", names, started)
+        return bool(self.state.pending)
 
     async def _rewrite_gaps(self) -> None:
         for gap in self.state.gaps:

@@ -124,6 +124,8 @@ class AgentState:
     steps_after_coverage: int = 0
     # Names found in a sub-question's evidence and searched for (the bridge entities).
     bridges: dict[int, list[str]] = field(default_factory=dict)
+    # The step that read the pages the evidence leans on (the second hop), if one ran.
+    hop_step: int | None = None
 
     def ran(self, text: str) -> bool:
         """Whether a query with this text (case and spacing aside) already ran."""

@@ -109,6 +109,18 @@ VARIANTS: dict[str, Variant] = {
         ),
         _variant("floor-0.30", "cosine floor 0.30 instead of 0.35", evidence={"floor": 0.30}),
         _variant("floor-0.40", "cosine floor 0.40 instead of 0.35", evidence={"floor": 0.40}),
+        _variant(
+            "claims-5",
+            "five claims per sub-question, not four",
+            reasoner={"claims_per_question": 5},
+        ),
+        _variant(
+            "margin-0.25",
+            "a runner-up within 0.25 of the best is kept, not 0.15",
+            reasoner={"runner_up_margin": 0.25},
+        ),
+        _variant("no-hop", "no second hop", loop={"max_steps": 4}, reasoner={"hop_names": 0}),
+        _variant("hop-1", "one name per second hop, not two", reasoner={"hop_names": 1}),
     )
 }
 

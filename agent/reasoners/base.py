@@ -15,7 +15,7 @@ from typing import Literal, Protocol
 
 from agent.answer import Support
 from agent.retrieval.reading import Passage
-from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,6 +72,14 @@ class Reasoner(Protocol):
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         """Asked only for the sub-questions the rules could not decide."""
+        ...
+
+    async def second_hop(self, state: AgentState) -> list[PendingQuery]:
+        """Once the evidence is enough: queries for the pages it leans on, if any.
+
+        A quote may answer through an entity it names in place of the question's
+        description ("the woman who portrayed Corliss Archer" is "Shirley Temple"); that
+        entity's own page is the second hop, and the answer cites both. Asked once."""
         ...
 
     async def synthesize(self, state: AgentState) -> list[DraftClaim]:

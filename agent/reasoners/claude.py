@@ -38,7 +38,7 @@ from agent.reasoners.claude_tools import (
     schema_errors,
 )
 from agent.retrieval.reading import Passage
-from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
 
 log = logging.getLogger(__name__)
 
@@ -129,6 +129,10 @@ class ClaudeReasoner:
                 continue  # a chunk it was not shown cannot be cited
             evidence.append(_evidence(sub_question, quote, passage, state.step))
         return evidence
+
+    async def second_hop(self, state: AgentState) -> list[PendingQuery]:
+        # Claude's judge asks for what is missing itself (its gaps); no extra hop.
+        return []
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         listed = "\n".join(f"{i}: {escape(state.sub_questions[i].text)}" for i in undecided)

@@ -18,7 +18,9 @@ sets the floor below which a unit is too far from the question to count.
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import re
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -190,7 +192,7 @@ class EvidenceScorer:
         phrases: set[tuple[str, str]],
         bridged: frozenset[str],
     ) -> list[_Lexical]:
-        units = self._splitter.split(passage.text)
+        units = _with_antecedents(self._splitter.split(passage.text), passage.text)
         listed = [(u.start, u.end) for u in units if u.kind == "list"]
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
         found = []
@@ -234,6 +236,7 @@ class EvidenceScorer:
             or any(
                 modifier not in own and _other_kind(head, modifier, self._sequence(unit.text))
                 for modifier, head in phrases
+                if not bridged  # a bridge's page describes the bridge, not the question
             )
         )
         unnamed = (names - context) - passage_stems
@@ -272,6 +275,38 @@ class EvidenceScorer:
             if len(self._stems) > 100_000:
                 self._stems.popitem(last=False)
         return cached
+
+
+# A sentence opening with one of these speaks of what the sentence before it named.
+_ANAPHORIC = re.compile(r"^(?:It|Its|He|His|She|Her|They|Their|This|These|Those|There)\b")
+
+
+def _with_antecedents(units: list[Sentence], text: str) -> list[Sentence]:
+    """Each sentence that opens with a pronoun quoted together with the sentence before
+    it ("The CSNET was … . Its purpose was …"): alone it would not say what it is about."""
+    joined = list(units)
+    for i in range(1, len(units)):
+        before, unit = units[i - 1], units[i]
+        if unit.kind != "sentence" or before.kind != "sentence" or before.lead_in:
+            continue
+        if not _refers_back(unit.text, before.text) or text[before.end : unit.start].strip():
+            continue
+        joined[i] = dataclasses.replace(
+            unit, text=text[before.start : unit.end], start=before.start
+        )
+    return joined
+
+
+def _refers_back(sentence: str, before: str) -> bool:
+    """Opens with a pronoun, or with "The" and a word of the sentence before ("… known
+    as the Wars of Religion. The wars finally ended with …")."""
+    if _ANAPHORIC.match(sentence):
+        return True
+    match = _THE_WORD.match(sentence)
+    return bool(match) and match.group(1).casefold() in before.casefold().split()
+
+
+_THE_WORD = re.compile(r"^The\s+(\w+)\b")
 
 
 def _other_kind(head: str, modifier: str, words: tuple[str, ...]) -> bool:

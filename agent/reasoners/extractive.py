@@ -32,7 +32,7 @@ from agent.language.questions import QuestionAnalysis, QuestionAnalyzer
 from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
 from agent.retrieval.reading import Passage
-from agent.state import AgentState, Evidence, GapState, Goal, PlannedQuestion
+from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
 
 _SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
 
@@ -48,6 +48,9 @@ class ExtractiveOptions:
     runner_up_margin: float = 0.15
     # Share of the key terms that partial quotes must carry together to answer.
     joint_coverage: float = 0.6
+    # The second hop: names searched from this many best quotes, at most this many.
+    hop_quotes: int = 2
+    hop_names: int = 2
 
 
 class ExtractiveReasoner:
@@ -87,34 +90,86 @@ class ExtractiveReasoner:
             for r in state.queries
             if r.query.sub_question == sub_question and r.query.intent != "broad_recall"
         ]
-        scored = await self._scorer.score(
-            analysis, passages, bridges=bridges, follow_ups=follow_ups
-        )
-        kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
-        # Pages the evidence names by title are the second hop; pages the question names
-        # by title are its own subjects' pages: both read in the same step.
-        linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
-        if linked:
-            again = await self._scorer.score(
-                analysis,
-                [p for p in passages if p.title in linked],
-                bridges=[*bridges, *(_plain_title(t) for t in linked)],
-                follow_ups=[*follow_ups, *(f"{_plain_title(t)} {analysis.text}" for t in linked)],
+        kept: list[ScoredUnit] = []
+        if state.step == state.hop_step:
+            # The second hop: only the pages titled by the names searched for.
+            hops = [
+                r.query.text
+                for r in state.queries
+                if r.step == state.step and r.query.sub_question == sub_question
+            ]
+            linked = {p.title for p in passages if any(_is_page_of(n, p.title) for n in hops)}
+        else:
+            scored = await self._scorer.score(
+                analysis, passages, bridges=bridges, follow_ups=follow_ups
             )
-            known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
-            best: dict[str, ScoredUnit] = {}
-            for s in again:
-                if (s.chunk.chunk_id, s.unit.text) in known:
-                    continue
-                if s.support != "weak":
-                    best.setdefault(s.passage.title, s)
-                elif s.passage.title not in best:
-                    # What the page of a thing the question or the evidence names says
-                    # about it is part of the answer (each side of a comparison, the
-                    # second hop), if not all of it.
-                    best[s.passage.title] = dataclasses.replace(s, support="partial")
-            kept += list(best.values())
+            kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
+            # Pages the evidence names by title are the second hop; pages the question
+            # names by title are its own subjects' pages: both read in the same step.
+            linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
+        scored_pages: set[str] = set()
+        for _ in range(2):  # the pages the evidence names, then the pages those name
+            linked -= scored_pages
+            if not linked:
+                break
+            scored_pages |= linked
+            found = await self._linked_evidence(
+                analysis, [p for p in passages if p.title in linked], bridges, follow_ups, kept
+            )
+            kept += found
+            text = " ".join(s.unit.text for s in found)
+            linked = _titles_in(text, kept, passages)
         return [_evidence(sub_question, s, state.step) for s in kept]
+
+    async def _linked_evidence(
+        self,
+        analysis: QuestionAnalysis,
+        pages: Sequence[Passage],
+        bridges: Sequence[str],
+        follow_ups: Sequence[str],
+        kept: Sequence[ScoredUnit],
+    ) -> list[ScoredUnit]:
+        """The best unit of each page the question or the evidence names (partial at
+        least): what the page of a thing named says about it is part of the answer
+        (each side of a comparison, the second hop), if not all of it."""
+        titles = {_plain_title(p.title) for p in pages}
+        again = await self._scorer.score(
+            analysis,
+            pages,
+            bridges=[*bridges, *titles],
+            follow_ups=[*follow_ups, *(f"{t} {analysis.text}" for t in titles)],
+        )
+        known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
+        best: dict[str, ScoredUnit] = {}
+        typed: dict[str, ScoredUnit] = {}  # and its best unit holding an answer's type
+        for s in again:
+            if (s.chunk.chunk_id, s.unit.text) in known:
+                continue
+            if s.support == "weak":
+                s = dataclasses.replace(s, support="partial")
+            if s.passage.title not in best:
+                best[s.passage.title] = s
+            elif s.typed and not best[s.passage.title].typed:
+                typed.setdefault(s.passage.title, s)
+        return [*best.values(), *typed.values()]
+
+    async def second_hop(self, state: AgentState) -> list[PendingQuery]:
+        """The names the best quotes hold in place of the question's words, searched for
+        their own pages (read in the next step only if a page is titled by the name)."""
+        queries = []
+        for index in sorted(state.answered):
+            question = state.sub_questions[index].text
+            read = {_fold(_plain_title(e.title)) for e in state.evidence_for(index)}
+            found = state.evidence_for(index)
+            # The strong quotes lead on; with none, the partial ones that answered jointly.
+            leading = [e for e in found if e.support == "strong"] or found
+            best = sorted(leading, key=lambda e: -e.score)[: self._options.hop_quotes]
+            names = [n for e in best for n in new_names(e.quote, question) if _is_name(n, e.quote)]
+            fresh = [n for n in dict.fromkeys(names) if _fold(n) not in read]
+            for name in fresh[: self._options.hop_names]:
+                state.bridges.setdefault(index, []).append(name)
+                queries.append(PendingQuery(name, index, "targeted_follow_up"))
+        return queries
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         answered, gaps = set(), []
@@ -275,6 +330,19 @@ def _named(question: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage
 def _titles_in(text: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
     own = {s.passage.title for s in kept}
     return {p.title for p in passages if p.title not in own and _names_title(text, p.title)}
+
+
+def _is_name(name: str, quote: str) -> bool:
+    """Not a sentence's capitalised first word alone ("Later, many took up service…")."""
+    return len(name.split()) > 1 or not quote.lstrip(" \"'(“‘").startswith(name)
+
+
+def _is_page_of(name: str, title: str) -> bool:
+    """Whether the page `title` is the page of `name` ("Great Movie Ride" and "The Great
+    Movie Ride"; "USS Essex" and "USS Essex (CV-9)"; "Boston" and "Boston, Lincolnshire")."""
+    if _names_title(name, title) or _names_title(name, title.split(",")[0]):
+        return True  # "Boston" is the page "Boston, Lincolnshire"
+    return len(name.split()) > 1 and _names_title(_plain_title(title), name)
 
 
 def _names_title(text: str, title: str) -> bool:

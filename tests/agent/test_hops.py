@@ -2,11 +2,13 @@
 
 Each test fails when its rule is removed: hits merged by rank; a page named by its title
 (accents and disambiguation aside); the page of a thing the question names read and
-quoted; a hop naming one of several entities; a close runner-up from another page.
+quoted; a hop naming one of several entities; a close runner-up from another page;
+the second hop's query and its reading; a sentence quoted with the one it refers back to.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
@@ -18,7 +20,7 @@ from agent.reasoners.extractive import ExtractiveReasoner, _names_title
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
-from agent.state import AgentState, Evidence, Goal, PlannedQuestion
+from agent.state import AgentState, Evidence, Goal, PendingQuery, PlannedQuestion, QueryRun
 from store.corpus import ChunkSpan
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
@@ -181,3 +183,74 @@ async def test_a_page_the_best_evidence_s_passage_names_is_the_second_hop(
     state = state_for(question)
     found = await reasoner(embedder).extract(0, [chain, brewery], state)
     assert "Greene King is based in Bury St Edmunds." in {e.quote for e in found}
+
+
+def strong(document_id: int, title: str, quote: str, score: float = 1.2) -> Evidence:
+    return dataclasses.replace(evidence(document_id, title, quote, score), support="strong")
+
+
+async def test_the_second_hop_searches_the_name_the_leading_quote_holds() -> None:
+    question = "Handi-Snacks are sold by what company that is based in Illinois?"
+    state = state_for(question)
+    state.answered = {0}
+    state.evidence = [
+        strong(1, "Handi-Snacks", "Handi-Snacks are sold by Mondelez International."),
+        # A capitalised first word alone is no name; a page already quoted is read.
+        strong(2, "Snacks", "Later, many snacks were sold by Handi-Snacks.", 1.1),
+    ]
+    queries = await _bare().second_hop(state)
+    assert [(q.text, q.sub_question, q.intent) for q in queries] == [
+        ("Mondelez International", 0, "targeted_follow_up")
+    ]
+    assert state.bridges[0] == ["Mondelez International"]
+
+
+async def test_no_second_hop_while_a_sub_question_is_unanswered() -> None:
+    state = state_for("Handi-Snacks are sold by what company?")
+    state.evidence = [strong(1, "Handi-Snacks", "Handi-Snacks are sold by Mondelez International.")]
+    assert await _bare().second_hop(state) == []
+
+
+async def test_the_hop_step_reads_only_the_pages_titled_by_the_name(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    state = state_for("What was the population in 2001 of the town near Kirton End?")
+    state.hop_step = state.step
+    state.bridges[0] = ["Boston"]
+    state.queries = [QueryRun(PendingQuery("Boston", 0, "targeted_follow_up"), state.step, 2)]
+    town = passage(1, "Boston, Lincolnshire", "In 2001 Boston had a population of 35,124.")
+    team = passage(2, "Boston Red Sox", "In 2001 the Boston Red Sox drew 2,625,333 fans.", 0.9)
+    found = await reasoner(embedder).extract(0, [team, town], state)
+    assert {e.title for e in found} == {"Boston, Lincolnshire"}
+    assert "35,124" in " ".join(e.quote for e in found)
+
+
+async def test_a_page_named_by_a_page_the_question_names_is_read_in_the_same_step(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    # The question's first word names the snack's page (no name of the question is
+    # in it, so only its title brings it in); that page names the company's page.
+    question = "Handi-Snacks are sold by what company that is based in Illinois?"
+    snack = passage(1, "Handi-Snacks", "Handi-Snacks are sold by Mondelez International.", 0.9)
+    company = passage(
+        2,
+        "Mondelez International",
+        "Mondelez International is a confectionery, food, and beverage company.",
+        0.4,
+    )
+    state = state_for(question)
+    found = await reasoner(embedder).extract(0, [snack, company], state)
+    assert {e.title for e in found} == {"Handi-Snacks", "Mondelez International"}
+
+
+async def test_a_sentence_that_refers_back_is_quoted_with_the_sentence_before(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    text = (
+        "The Computer Science Network (CSNET) was a network funded by the NSF. "
+        "Its purpose was to extend networking benefits to computer science departments."
+    )
+    state = state_for("What was the purpose of CSNET?")
+    found = await reasoner(embedder).extract(0, [passage(1, "Networks", text)], state)
+    best = max(found, key=lambda e: e.score)
+    assert best.quote == text  # one contiguous span of the chunk: it verifies as stored

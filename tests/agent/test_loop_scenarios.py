@@ -43,6 +43,20 @@ DOCUMENTS = [
         url="https://kb.test/ledger-guild",
         text="# Ledger Guild\n\nThe Ledger Guild meets every Thursday at 3pm in room 12.",
     ),
+    SourceDocument(
+        uri="night-shift.md",
+        title="Night Shift rota",
+        url="https://kb.test/night-shift",
+        text="# Night Shift rota\n\nThe night shift rota is drawn up each quarter by "
+        "Mirela Voss, who chairs the scheduling panel.",
+    ),
+    SourceDocument(
+        uri="mirela-voss.md",
+        title="Mirela Voss",
+        url="https://kb.test/mirela-voss",
+        text="# Mirela Voss\n\nMirela Voss joined the company in 2016 as a nurse. "
+        "She now holds the post of Director of Clinical Operations.",
+    ),
 ]
 
 
@@ -89,3 +103,20 @@ async def test_a_first_query_that_misses_is_rewritten_with_the_name_its_evidence
     assert stored is not None and len(stored.queries) == 2
     assert "Ledger Guild" in stored.queries[1]
     assert stored.stats["rewrites_with_evidence"] == 1
+
+
+async def test_an_answer_that_names_a_bridge_reads_its_page_as_a_second_hop(
+    made_up: Built,
+) -> None:
+    # The rota page answers "who draws it up" with a name; the post is on her own page,
+    # which the question's words do not find (one passage read per query).
+    loop = made_up.loop(options=LoopOptions(read_per_question=1))
+    answer = await loop.answer(
+        "What post is held by the person who draws up the night shift rota each quarter?"
+    )
+    assert {c.title for c in answer.citations} == {"Night Shift rota", "Mirela Voss"}
+    quotes = " ".join(c.quote for c in answer.claims)
+    # The pronoun's sentence is quoted with the sentence it refers back to.
+    assert "2016 as a nurse. She now holds the post of Director of Clinical Operations." in quotes
+    stored = await made_up.runs.get(answer.run_id or 0)
+    assert stored is not None and stored.queries[1:] == ["Mirela Voss"]
