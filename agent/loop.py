@@ -557,12 +557,18 @@ class _Run:
         )
 
     def stats(self) -> dict[str, int]:
-        rewrites = [r for r in self.state.queries if r.query.intent != "broad_recall"]
+        # The second hop's queries are not rewrites for a gap: counted apart.
+        hop = self.state.hop_step
+        followed = [r for r in self.state.queries if r.query.intent != "broad_recall"]
+        rewrites = [r for r in followed if r.step != hop]
+        hops = [r for r in followed if r.step == hop]
         return {
             "steps": self.state.step,
             "steps_after_coverage": self.state.steps_after_coverage,
             "rewrites": len(rewrites),
             "rewrites_with_evidence": sum(1 for r in rewrites if r.new_evidence),
+            "second_hops": len(hops),
+            "second_hops_with_evidence": sum(1 for r in hops if r.new_evidence),
         }
 
 

@@ -336,6 +336,11 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
             for scheduled in scheduler.get_jobs():
                 say(f"scheduled {scheduled.name}: {scheduled.trigger}", markup=False)
             say(f"serving on http://{settings.host}:{settings.port}/healthz")
+            warming = (
+                asyncio.create_task(_warm_sentences(runtime))
+                if settings.sentence_warmup and serve_http
+                else None
+            )
             try:
                 app = build_http_app(
                     runtime,
@@ -345,7 +350,24 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 )
                 await serve_until_stopped(app, host=settings.host, port=settings.port)
             finally:
+                if warming is not None:
+                    warming.cancel()
                 scheduler.shutdown(wait=False)
+
+
+async def _warm_sentences(runtime: Runtime) -> None:
+    """Embed the stored sentences no question has read yet; a failure costs only speed."""
+    try:
+        report = await runtime.warm_sentences()
+    except Exception:
+        log.warning("could not embed the sentences ahead of the questions", exc_info=True)
+        return
+    log.info(
+        "sentences ready: %d units in %d chunks, %d embedded now",
+        report.units,
+        report.chunks,
+        report.embedded,
+    )
 
 
 async def _schedule_until_signalled(scheduler: Any) -> None:

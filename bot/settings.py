@@ -69,6 +69,8 @@ class Settings(BaseSettings):
     # The agent: steps per question, and Claude when a key is set (else the extractive
     # reasoner). The key is a secret: never logged, never printed.
     agent_max_steps: int = Field(default=4, ge=1, le=12, validation_alias="KB_AGENT_MAX_STEPS")
+    # kb serve embeds every stored sentence ahead of the questions, in the background.
+    sentence_warmup: bool = Field(default=True, validation_alias="KB_SENTENCE_WARMUP")
     anthropic_api_key: SecretStr | None = Field(default=None, validation_alias="ANTHROPIC_API_KEY")
     anthropic_model: str = Field(
         default="claude-sonnet-4-5", min_length=1, validation_alias="KB_ANTHROPIC_MODEL"

@@ -28,6 +28,7 @@ from agent.retrieval.rerank import (
     TitleLinkReranker,
 )
 from agent.sentence_vectors import SentenceVectors
+from agent.sentence_warmup import WarmupReport, warm_sentences
 from agent.sentences import SentenceSplitter
 from bot.metrics import Metrics
 from bot.settings import Settings
@@ -205,6 +206,17 @@ class Runtime:
         await self.embedder.load()
         await self.keyword_search.refresh()
         await self.answerer(await self.query_embedder()).warm()
+
+    async def warm_sentences(self, progress: Callable[[int], None] | None = None) -> WarmupReport:
+        """Embed the quotable units of every stored chunk not embedded yet (with the model
+        questions use), so no question waits for the model to read a page."""
+        embedder = await self.query_embedder()
+        return await warm_sentences(
+            corpus=CorpusReader(self.pool),
+            vectors=SentenceVectors(embedder=embedder, store=SentenceVectorRepository(self.pool)),
+            splitter=SentenceSplitter(),
+            progress=progress,
+        )
 
     async def index_escalations(self, collection: str | None = None) -> list[IndexReport]:
         """Index the experts' answers: one collection's, or every collection that has some."""

@@ -192,13 +192,9 @@ class EvidenceScorer:
         phrases: set[tuple[str, str]],
         bridged: frozenset[str],
     ) -> list[_Lexical]:
-        units = _with_antecedents(self._splitter.split(passage.text), passage.text)
-        listed = [(u.start, u.end) for u in units if u.kind == "list"]
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
         found = []
-        for unit in units:
-            if unit.lead_in or _inside_list(unit, listed):
-                continue  # quoted with its list instead
+        for unit in quotable_units(self._splitter, passage.text):
             chunk = _chunk_of(passage, unit)
             if chunk is None:
                 continue  # crosses a chunk boundary: no chunk would verify it
@@ -277,6 +273,16 @@ class EvidenceScorer:
         return cached
 
 
+def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
+    """The units of `text` a quote can be: sentences (with the sentence they refer back
+    to), list items, lead-ins with their lists; a lead-in or an item alone is quoted with
+    its list instead. What the scorer embeds, and what agent/sentence_warmup.py embeds
+    ahead of the questions."""
+    units = _with_antecedents(splitter.split(text), text)
+    listed = [(u.start, u.end) for u in units if u.kind == "list"]
+    return [u for u in units if not u.lead_in and not _inside_list(u, listed)]
+
+
 # A sentence opening with one of these speaks of what the sentence before it named.
 _ANAPHORIC = re.compile(r"^(?:It|Its|He|His|She|Her|They|Their|This|These|Those|There)\b")
 
@@ -303,7 +309,7 @@ def _refers_back(sentence: str, before: str) -> bool:
     if _ANAPHORIC.match(sentence):
         return True
     match = _THE_WORD.match(sentence)
-    return bool(match) and match.group(1).casefold() in before.casefold().split()
+    return match is not None and match.group(1).casefold() in before.casefold().split()
 
 
 _THE_WORD = re.compile(r"^The\s+(\w+)\b")

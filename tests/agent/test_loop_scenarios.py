@@ -120,3 +120,4 @@ async def test_an_answer_that_names_a_bridge_reads_its_page_as_a_second_hop(
     assert "2016 as a nurse. She now holds the post of Director of Clinical Operations." in quotes
     stored = await made_up.runs.get(answer.run_id or 0)
     assert stored is not None and stored.queries[1:] == ["Mirela Voss"]
+    assert stored.stats["second_hops_with_evidence"] == 1 and stored.stats["rewrites"] == 0
