@@ -308,6 +308,8 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 outcome = await job.run([config])
                 runtime.metrics.reindexed(outcome, sources=[config.name])
                 print_outcome(outcome)
+            if serve_http and settings.sentence_warmup and _changed(outcome):
+                await _warm_sentences(runtime)
 
         scheduler = build_scheduler(configs, run_source=run_source)
         reindex_scheduled = bool(scheduler.get_jobs())
@@ -353,6 +355,10 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 if warming is not None:
                     warming.cancel()
                 scheduler.shutdown(wait=False)
+
+
+def _changed(outcome: ReindexOutcome) -> bool:
+    return any(r.documents_added or r.documents_updated for r in outcome.reports)
 
 
 async def _warm_sentences(runtime: Runtime) -> None:

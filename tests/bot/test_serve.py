@@ -1,5 +1,6 @@
 """`kb serve` as a real process: it answers its health and readiness checks, runs the
-schedule (reindex and the retention purge), and counts the reindex runs in /metrics."""
+schedule (reindex and the retention purge), embeds the new sentences after a reindex,
+and counts the reindex runs in /metrics."""
 
 from __future__ import annotations
 
@@ -87,6 +88,12 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
 
         await poll(indexed)
         assert await conn.fetchval("SELECT count(*) FROM documents") == 6
+
+        async def sentences_embedded() -> bool:
+            # No question was asked: only the warm-up after the reindex embeds sentences.
+            return bool(await conn.fetchval("SELECT count(*) FROM sentence_vectors"))
+
+        await poll(sentences_embedded)
         async with aiohttp.ClientSession() as http:
 
             async def ready() -> dict | None:

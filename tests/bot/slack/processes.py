@@ -50,6 +50,9 @@ def serve_env(
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": slack_url,
         "KB_EMBED_NICENESS": "0",
+        # Embedding the whole handbook ahead would compete with every answer these tests
+        # time out on; tests/bot/test_serve.py checks the warm-up itself.
+        "KB_SENTENCE_WARMUP": "false",
     }
     return env | extra
 
