@@ -57,7 +57,8 @@ def visible_run(run: StoredRun, access: Access, origins: Mapping[int, ChunkOrigi
 
     Evidence, claims and citations from hidden collections are dropped, so is any entry
     of a list of mappings (the steps, the sources read…) naming a hidden chunk or
-    collection, and any remaining text naming a hidden document is replaced by a note.
+    collection, and any remaining text naming a hidden document, or a query built from
+    evidence while some evidence is hidden, is replaced by a note.
     The run's fields are walked generically, so fields the agent adds are filtered too.
     """
     hidden = {o.title for o in origins.values() if not access.allows(o.collection)}
@@ -72,6 +73,12 @@ def visible_run(run: StoredRun, access: Access, origins: Mapping[int, ChunkOrigi
     changes["evidence_chunk_ids"] = [
         i for i in run.evidence_chunk_ids if i in origins and access.allows(origins[i].collection)
     ]
+    if hidden or len(changes["evidence_chunk_ids"]) < len(run.evidence_chunk_ids):
+        # A rewrite or a second hop is built from the evidence (a name a quote holds):
+        # with some evidence hidden, only the queries the question itself gave are shown.
+        asked = {run.question, run.standalone_question or ""}
+        asked |= {str(s.get("text", "")) for s in run.sub_questions}
+        hidden |= {q for q in run.queries if q not in asked}
     for name, entries in _entry_lists(run).items():
         kept = [e for e in entries if _entry_visible(e, access, origins)]
         changes[name] = [_redacted(e, hidden) for e in kept]
