@@ -3,11 +3,11 @@
 One query runs the BM25 searches (single terms, and adjacent word pairs), embeds the
 question and runs the vector search; the candidate lists are fused (z-score fusion by
 default: measured better than RRF on both eval sets, see
-bench/results/retrieval_eval.md), scaled to [0, 1], optionally weighted by recency, and
-handed to the reranker. `retrieve` (the `Retriever` protocol) returns hits in that final
-order with `score` = cosine similarity to the question, the same meaning DenseRetriever's
-hits have, so score floors keep working. `search` returns every stage, for evaluation and
-"why this answer?".
+bench/results/retrieval_eval.md) and scaled to [0, 1]; the best of them are fetched from
+Postgres, optionally weighted by recency, and handed to the reranker. `retrieve` (the
+`Retriever` protocol) returns hits in that final order with `score` = cosine similarity
+to the question, the same meaning DenseRetriever's hits have, so score floors keep
+working. `search` returns every stage, for evaluation and "why this answer?".
 """
 
 from __future__ import annotations
@@ -60,6 +60,13 @@ class HybridOptions:
     # unless `fusion.weights` says otherwise); 0 leaves it out. 0.2–0.5 all lifted nDCG@10
     # on both eval sets; 0.3 is the default (bench/results/retrieval_eval.md).
     pair_weight: float = 0.3
+    # Fused candidates fetched from Postgres (text, metadata, cosine), best first; the rest
+    # are dropped before recency and the reranker. The reader takes 5 per question, the
+    # cross-encoder scores 30, and the title links lift HotpotQA answers from as far down
+    # as the 60s (50 cost HotpotQA 0.004 nDCG@10 after the rerank, 60 cost 0.002, 75
+    # nothing); fetching all ~200 cost 30 ms at p95 at 1M chunks
+    # (bench/results/keyword_scale_1m_hybrid.md). None fetches every candidate.
+    fetch: int | None = 75
     # "auto": weight by recency only when the question asks about what is recent.
     recency_mode: Literal["auto", "always", "never"] = "auto"
     recency: RecencyOptions = field(default_factory=RecencyOptions)
@@ -74,7 +81,8 @@ class HybridResult:
     pairs: list[tuple[int, float]]
     fused: list[tuple[int, float]]
     ranked: list[ChunkHit]
-    # Cosine similarity of every candidate to the question.
+    # Cosine similarity to the question of every candidate read from Postgres: the vector
+    # hits, and the fused candidates fetched (HybridOptions.fetch).
     similarity: dict[int, float]
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -103,7 +111,7 @@ class HybridRetriever:
         self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
     ) -> list[ChunkHit]:
         """The best `limit` chunks, in hybrid order, scored by cosine similarity."""
-        result = await self.search(query, where=where)
+        result = await self._search(query, now=None, where=where, fetch_at_least=limit)
         return [
             dataclasses.replace(h, score=result.similarity.get(h.chunk_id, 0.0))
             for h in result.ranked[:limit]
@@ -114,6 +122,11 @@ class HybridRetriever:
     ) -> HybridResult:
         """Every stage of one search; `where` (default: the retriever's own filter)
         restricts all three lists."""
+        return await self._search(query, now=now, where=where, fetch_at_least=0)
+
+    async def _search(
+        self, query: str, *, now: datetime | None, where: ChunkFilter | None, fetch_at_least: int
+    ) -> HybridResult:
         where = self._filter if where is None else where
         timings: dict[str, float] = {}
         # One after the other on purpose: BM25 scoring (numpy, this thread) running beside
@@ -126,8 +139,10 @@ class HybridRetriever:
         started = time.perf_counter()
         fused = _unit_scaled(self._fuse(found, vector, pairs))
         timings["fusion"] = _ms_since(started)
+        fetch = self._options.fetch
+        head = fused if fetch is None else fused[: max(fetch, fetch_at_least)]
         hits, similarity = await _timed(
-            timings, "fetch", self._materialise(fused, vector_hits, query_vector)
+            timings, "fetch", self._materialise(head, vector_hits, query_vector)
         )
         if self._recency_applies(query):
             hits = self._by_recency(hits, now or datetime.now(UTC))
@@ -177,7 +192,7 @@ class HybridRetriever:
     async def _materialise(
         self, fused: list[tuple[int, float]], known: list[ChunkHit], query_vector: np.ndarray
     ) -> tuple[list[ChunkHit], dict[int, float]]:
-        """ChunkHits for the fused list (fused scores), and every candidate's cosine."""
+        """ChunkHits for these fused candidates (fused scores), and their cosines."""
         by_id = {h.chunk_id: h for h in known}
         similarity = {h.chunk_id: h.score for h in known}
         missing = [(cid, 0.0) for cid, _ in fused if cid not in by_id]
