@@ -133,8 +133,9 @@ class LiveBm25:
             np.add(local, offset, out=docs[begin:end], dtype=np.int64)
             tf = parts[begin:end]
             tf[:] = postings.tf[a:b]
-            # weight · tf / (tf + norm), in that order: the scores rank-bm25 parity checks.
-            denominator = tf + self.norm[offset : offset + postings.size][local]
+            # weight · tf / (tf + norm), in that order: the scores rank-bm25 parity checks
+            # (np.take: half the time of an index array here).
+            denominator = tf + np.take(self.norm[offset : offset + postings.size], local)
             np.multiply(tf, term_weight, out=tf)
             np.divide(tf, denominator, out=tf)
         return docs, parts
