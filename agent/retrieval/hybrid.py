@@ -1,7 +1,7 @@
 """Hybrid retrieval: keyword (BM25) and vector (pgvector) candidates, fused, then re-ranked.
 
-One query runs the BM25 searches (single terms, and adjacent word pairs), embeds the
-question and runs the vector search; the candidate lists are fused (z-score fusion by
+One query runs the BM25 searches (single terms, and adjacent word pairs) while it embeds
+the question and runs the vector search; the candidate lists are fused (z-score fusion by
 default: measured better than RRF on both eval sets, see
 bench/results/retrieval_eval.md) and scaled to [0, 1]; the best of them are fetched from
 Postgres, optionally weighted by recency, and handed to the reranker. `retrieve` (the
@@ -12,6 +12,7 @@ working. `search` returns every stage, for evaluation and "why this answer?".
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Awaitable
@@ -67,6 +68,10 @@ class HybridOptions:
     # nothing); fetching all ~200 cost 30 ms at p95 at 1M chunks
     # (bench/results/keyword_scale_1m_hybrid.md). None fetches every candidate.
     fetch: int | None = 75
+    # What the keyword stage (numpy, on a thread of its own) runs beside: "vector", the
+    # vector search (in Postgres), once the question is embedded; "all", the embedding
+    # too (one torch thread; both threads then contend for the GIL); "off", nothing.
+    overlap: Literal["off", "vector", "all"] = "vector"
     # "auto": weight by recency only when the question asks about what is recent.
     recency_mode: Literal["auto", "always", "never"] = "auto"
     recency: RecencyOptions = field(default_factory=RecencyOptions)
@@ -129,12 +134,8 @@ class HybridRetriever:
     ) -> HybridResult:
         where = self._filter if where is None else where
         timings: dict[str, float] = {}
-        # One after the other on purpose: BM25 scoring (numpy, this thread) running beside
-        # torch's threads would oversubscribe a 2-core machine and stall the embedding.
-        analysed = self._keyword.analyzer.analyse(query)
-        found, pairs = await _timed(timings, "keyword", self._keyword_candidates(analysed, where))
+        (found, pairs), query_vector, vector_hits = await self._candidates(query, where, timings)
         keyword = found.top
-        query_vector, vector_hits = await self._vector_candidates(query, where, timings)
         vector = [(h.chunk_id, h.score) for h in vector_hits]
         started = time.perf_counter()
         fused = _unit_scaled(self._fuse(found, vector, pairs))
@@ -149,6 +150,28 @@ class HybridRetriever:
         if self._reranker is not None:
             hits = await _timed(timings, "rerank", self._reranker.rerank(query, hits))
         return HybridResult(keyword, vector, pairs, fused, hits, similarity, timings)
+
+    async def _candidates(
+        self, query: str, where: ChunkFilter, timings: dict[str, float]
+    ) -> tuple[tuple[KeywordHits, list[tuple[int, float]]], np.ndarray, list[ChunkHit]]:
+        """The keyword stage's hits, the question's vector and the vector search's hits,
+        the keyword stage run beside what `HybridOptions.overlap` says."""
+        analysed = self._keyword.analyzer.analyse(query)
+
+        def keyword() -> Awaitable[tuple[KeywordHits, list[tuple[int, float]]]]:
+            return _timed(timings, "keyword", self._keyword_candidates(analysed, where))
+
+        if self._options.overlap == "all":
+            found, (vector, hits) = await asyncio.gather(
+                keyword(), self._vector_candidates(query, where, timings)
+            )
+        elif self._options.overlap == "vector":
+            vector = await self._embedded(query, timings)
+            found, hits = await asyncio.gather(keyword(), self._nearest(vector, where, timings))
+        else:
+            found = await keyword()
+            vector, hits = await self._vector_candidates(query, where, timings)
+        return found, vector, hits
 
     async def _keyword_candidates(
         self, query: AnalysedText, where: ChunkFilter
@@ -181,13 +204,19 @@ class HybridRetriever:
     async def _vector_candidates(
         self, query: str, where: ChunkFilter, timings: dict[str, float]
     ) -> tuple[np.ndarray, list[ChunkHit]]:
-        query_vector = (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
-        hits = await _timed(
-            timings,
-            "vector",
-            self._vector.nearest(query_vector, limit=self._options.candidates, where=where),
+        query_vector = await self._embedded(query, timings)
+        return query_vector, await self._nearest(query_vector, where, timings)
+
+    async def _embedded(self, query: str, timings: dict[str, float]) -> np.ndarray:
+        return (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
+
+    async def _nearest(
+        self, query_vector: np.ndarray, where: ChunkFilter, timings: dict[str, float]
+    ) -> list[ChunkHit]:
+        limit = self._options.candidates
+        return await _timed(
+            timings, "vector", self._vector.nearest(query_vector, limit=limit, where=where)
         )
-        return query_vector, hits
 
     async def _materialise(
         self, fused: list[tuple[int, float]], known: list[ChunkHit], query_vector: np.ndarray

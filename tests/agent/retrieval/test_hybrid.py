@@ -260,3 +260,17 @@ async def test_only_the_best_fused_candidates_are_fetched(
     # Asked for more hits than it fetches, it fetches as many as asked for.
     hits = await head.retrieve(query, limit=4)
     assert [h.chunk_id for h in hits] == [h.chunk_id for h in everything.ranked[:4]]
+
+
+async def test_the_keyword_stage_finds_the_same_beside_the_vector_stage_or_before_it(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    results = {}
+    for overlap in ("off", "vector", "all"):
+        hybrid = retriever(pool, embedder, parts, options=HybridOptions(overlap=overlap))
+        for query in ("deploy stops with error_code_42", "How do I take days off work?"):
+            result = await hybrid.search(query)
+            assert {"keyword", "embed", "vector"} <= set(result.timings_ms)
+            ids = [[c for c, _ in stage] for stage in (result.vector, result.fused)]
+            results.setdefault(overlap, []).append((result.keyword, result.pairs, ids))
+    assert results["off"] == results["vector"] == results["all"]
