@@ -68,10 +68,12 @@ class HybridOptions:
     # nothing); fetching all ~200 cost 30 ms at p95 at 1M chunks
     # (bench/results/keyword_scale_1m_hybrid.md). None fetches every candidate.
     fetch: int | None = 75
-    # What the keyword stage (numpy, on a thread of its own) runs beside: "vector", the
-    # vector search (in Postgres), once the question is embedded; "all", the embedding
-    # too (one torch thread; both threads then contend for the GIL); "off", nothing.
-    overlap: Literal["off", "vector", "all"] = "vector"
+    # What the keyword stage (numpy, on a thread of its own) runs beside: "all", the
+    # embedding (one torch thread; the two threads contend for the GIL) and the vector
+    # search (in Postgres); "vector", only the vector search, once the question is
+    # embedded; "off", nothing. At 1M chunks on a quiet 2-core machine, p50/p95: all
+    # 35.5/51.7 ms, vector 40.3/53.8, off 41.1/55.8 (bench/results/keyword_scale_1m_hybrid.md).
+    overlap: Literal["off", "vector", "all"] = "all"
     # "auto": weight by recency only when the question asks about what is recent.
     recency_mode: Literal["auto", "always", "never"] = "auto"
     recency: RecencyOptions = field(default_factory=RecencyOptions)
