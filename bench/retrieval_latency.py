@@ -210,6 +210,14 @@ async def measure(pool, corpus: Base, queries: list[str], embedders, cross_encod
         corpus=reader,
         options=HybridOptions(candidates=100, pair_weight=0),
     )
+    # The options before issue 12's latency work, for comparison in the same run.
+    retrievers[f"{last}, every candidate fetched, stages in turn"] = HybridRetriever(
+        embedder=embedders[last],
+        vector_search=vector,
+        keyword_search=keyword,
+        corpus=reader,
+        options=HybridOptions(candidates=100, fetch=None, overlap="off"),
+    )
     stages = Stages(keyword, vector, TitleLinkReranker(titles=keyword), Reader(reader))
     t = Timings()
     with Progress(console=console, transient=True) as progress:

@@ -132,11 +132,15 @@ def _rankings(result: HybridResult, chunk_uris: Mapping[int, str]) -> dict[str, 
         return document_ranking([chunk_uris[c] for c in chunk_ids if c in chunk_uris])
 
     rrf = reciprocal_rank_fusion([result.keyword, result.vector], k=60)
+    # Only the fetched head is re-ranked (HybridOptions.fetch); the rest follow, fused order.
+    reranked = [h.chunk_id for h in result.ranked]
+    seen = set(reranked)
+    reranked += [c for c, _ in result.fused if c not in seen]
     return {
         "bm25": documents([c for c, _ in result.keyword]),
         "vector": documents([c for c, _ in result.vector]),
         "hybrid": documents([c for c, _ in result.fused]),
-        "hybrid+rerank": documents([h.chunk_id for h in result.ranked]),
+        "hybrid+rerank": documents(reranked),
         "hybrid_rrf": documents([c for c, _ in rrf]),
     }
 

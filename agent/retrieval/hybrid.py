@@ -1,17 +1,18 @@
 """Hybrid retrieval: keyword (BM25) and vector (pgvector) candidates, fused, then re-ranked.
 
-One query runs the BM25 searches (single terms, and adjacent word pairs), embeds the
-question and runs the vector search; the candidate lists are fused (z-score fusion by
+One query runs the BM25 searches (single terms, and adjacent word pairs) while it embeds
+the question and runs the vector search; the candidate lists are fused (z-score fusion by
 default: measured better than RRF on both eval sets, see
-bench/results/retrieval_eval.md), scaled to [0, 1], optionally weighted by recency, and
-handed to the reranker. `retrieve` (the `Retriever` protocol) returns hits in that final
-order with `score` = cosine similarity to the question, the same meaning DenseRetriever's
-hits have, so score floors keep working. `search` returns every stage, for evaluation and
-"why this answer?".
+bench/results/retrieval_eval.md) and scaled to [0, 1]; the best of them are fetched from
+Postgres, optionally weighted by recency, and handed to the reranker. `retrieve` (the
+`Retriever` protocol) returns hits in that final order with `score` = cosine similarity
+to the question, the same meaning DenseRetriever's hits have, so score floors keep
+working. `search` returns every stage, for evaluation and "why this answer?".
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import time
 from collections.abc import Awaitable
@@ -60,6 +61,19 @@ class HybridOptions:
     # unless `fusion.weights` says otherwise); 0 leaves it out. 0.2–0.5 all lifted nDCG@10
     # on both eval sets; 0.3 is the default (bench/results/retrieval_eval.md).
     pair_weight: float = 0.3
+    # Fused candidates fetched from Postgres (text, metadata, cosine), best first; the rest
+    # are dropped before recency and the reranker. The reader takes 5 per question, the
+    # cross-encoder scores 30, and the title links lift HotpotQA answers from as far down
+    # as the 60s (50 cost HotpotQA 0.004 nDCG@10 after the rerank, 60 cost 0.002, 75
+    # nothing); fetching all ~200 cost 30 ms at p95 at 1M chunks
+    # (bench/results/keyword_scale_1m_hybrid.md). None fetches every candidate.
+    fetch: int | None = 75
+    # What the keyword stage (numpy, on a thread of its own) runs beside: "all", the
+    # embedding (one torch thread; the two threads contend for the GIL) and the vector
+    # search (in Postgres); "vector", only the vector search, once the question is
+    # embedded; "off", nothing. At 1M chunks on a quiet 2-core machine, p50/p95: all
+    # 35.5/51.7 ms, vector 40.3/53.8, off 41.1/55.8 (bench/results/keyword_scale_1m_hybrid.md).
+    overlap: Literal["off", "vector", "all"] = "all"
     # "auto": weight by recency only when the question asks about what is recent.
     recency_mode: Literal["auto", "always", "never"] = "auto"
     recency: RecencyOptions = field(default_factory=RecencyOptions)
@@ -74,7 +88,8 @@ class HybridResult:
     pairs: list[tuple[int, float]]
     fused: list[tuple[int, float]]
     ranked: list[ChunkHit]
-    # Cosine similarity of every candidate to the question.
+    # Cosine similarity to the question of every candidate read from Postgres: the vector
+    # hits, and the fused candidates fetched (HybridOptions.fetch).
     similarity: dict[int, float]
     timings_ms: dict[str, float] = field(default_factory=dict)
 
@@ -103,7 +118,7 @@ class HybridRetriever:
         self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
     ) -> list[ChunkHit]:
         """The best `limit` chunks, in hybrid order, scored by cosine similarity."""
-        result = await self.search(query, where=where)
+        result = await self._search(query, now=None, where=where, fetch_at_least=limit)
         return [
             dataclasses.replace(h, score=result.similarity.get(h.chunk_id, 0.0))
             for h in result.ranked[:limit]
@@ -114,26 +129,51 @@ class HybridRetriever:
     ) -> HybridResult:
         """Every stage of one search; `where` (default: the retriever's own filter)
         restricts all three lists."""
+        return await self._search(query, now=now, where=where, fetch_at_least=0)
+
+    async def _search(
+        self, query: str, *, now: datetime | None, where: ChunkFilter | None, fetch_at_least: int
+    ) -> HybridResult:
         where = self._filter if where is None else where
         timings: dict[str, float] = {}
-        # One after the other on purpose: BM25 scoring (numpy, this thread) running beside
-        # torch's threads would oversubscribe a 2-core machine and stall the embedding.
-        analysed = self._keyword.analyzer.analyse(query)
-        found, pairs = await _timed(timings, "keyword", self._keyword_candidates(analysed, where))
+        (found, pairs), query_vector, vector_hits = await self._candidates(query, where, timings)
         keyword = found.top
-        query_vector, vector_hits = await self._vector_candidates(query, where, timings)
         vector = [(h.chunk_id, h.score) for h in vector_hits]
         started = time.perf_counter()
         fused = _unit_scaled(self._fuse(found, vector, pairs))
         timings["fusion"] = _ms_since(started)
+        fetch = self._options.fetch
+        head = fused if fetch is None else fused[: max(fetch, fetch_at_least)]
         hits, similarity = await _timed(
-            timings, "fetch", self._materialise(fused, vector_hits, query_vector)
+            timings, "fetch", self._materialise(head, vector_hits, query_vector)
         )
         if self._recency_applies(query):
             hits = self._by_recency(hits, now or datetime.now(UTC))
         if self._reranker is not None:
             hits = await _timed(timings, "rerank", self._reranker.rerank(query, hits))
         return HybridResult(keyword, vector, pairs, fused, hits, similarity, timings)
+
+    async def _candidates(
+        self, query: str, where: ChunkFilter, timings: dict[str, float]
+    ) -> tuple[tuple[KeywordHits, list[tuple[int, float]]], np.ndarray, list[ChunkHit]]:
+        """The keyword stage's hits, the question's vector and the vector search's hits,
+        the keyword stage run beside what `HybridOptions.overlap` says."""
+        analysed = self._keyword.analyzer.analyse(query)
+
+        def keyword() -> Awaitable[tuple[KeywordHits, list[tuple[int, float]]]]:
+            return _timed(timings, "keyword", self._keyword_candidates(analysed, where))
+
+        if self._options.overlap == "all":
+            found, (vector, hits) = await asyncio.gather(
+                keyword(), self._vector_candidates(query, where, timings)
+            )
+        elif self._options.overlap == "vector":
+            vector = await self._embedded(query, timings)
+            found, hits = await asyncio.gather(keyword(), self._nearest(vector, where, timings))
+        else:
+            found = await keyword()
+            vector, hits = await self._vector_candidates(query, where, timings)
+        return found, vector, hits
 
     async def _keyword_candidates(
         self, query: AnalysedText, where: ChunkFilter
@@ -166,18 +206,24 @@ class HybridRetriever:
     async def _vector_candidates(
         self, query: str, where: ChunkFilter, timings: dict[str, float]
     ) -> tuple[np.ndarray, list[ChunkHit]]:
-        query_vector = (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
-        hits = await _timed(
-            timings,
-            "vector",
-            self._vector.nearest(query_vector, limit=self._options.candidates, where=where),
+        query_vector = await self._embedded(query, timings)
+        return query_vector, await self._nearest(query_vector, where, timings)
+
+    async def _embedded(self, query: str, timings: dict[str, float]) -> np.ndarray:
+        return (await _timed(timings, "embed", self._embedder.embed_batch([query])))[0]
+
+    async def _nearest(
+        self, query_vector: np.ndarray, where: ChunkFilter, timings: dict[str, float]
+    ) -> list[ChunkHit]:
+        limit = self._options.candidates
+        return await _timed(
+            timings, "vector", self._vector.nearest(query_vector, limit=limit, where=where)
         )
-        return query_vector, hits
 
     async def _materialise(
         self, fused: list[tuple[int, float]], known: list[ChunkHit], query_vector: np.ndarray
     ) -> tuple[list[ChunkHit], dict[int, float]]:
-        """ChunkHits for the fused list (fused scores), and every candidate's cosine."""
+        """ChunkHits for these fused candidates (fused scores), and their cosines."""
         by_id = {h.chunk_id: h for h in known}
         similarity = {h.chunk_id: h.score for h in known}
         missing = [(cid, 0.0) for cid, _ in fused if cid not in by_id]

@@ -104,20 +104,38 @@ class LiveBm25:
     def scores(self, query: dict[int, int]) -> np.ndarray:
         """BM25 score of every position for term id → repeats (deleted chunks included:
         the caller masks them)."""
-        if not query:
+        docs, parts = self.postings(query)
+        if not len(docs):
             return np.zeros(self.size)
+        return np.bincount(docs, parts, minlength=self.size)
+
+    def postings(self, query: dict[int, int]) -> tuple[np.ndarray, np.ndarray]:
+        """Every posting of the query's terms: (position, its BM25 weight), term by term.
+        Written into two arrays sized up front: at 1M chunks a query has up to ~1M postings,
+        and every pass over them shows."""
+        if not query:
+            return np.zeros(0, np.int64), np.zeros(0)
         terms = np.fromiter(query.keys(), np.int64, count=len(query))
         repeats = np.fromiter(query.values(), np.float64, count=len(query))
         weight = self.statistics.idf(terms) * repeats * (self.parameters.k1 + 1)
-        docs, parts = [], []
+        spans = []
         for postings, offset in zip(self.segments, self.offsets, strict=True):
             found, at = postings.lookup(terms)
             for i in np.flatnonzero(found & (weight != 0)):
-                a, b = postings.start[at[i]], postings.start[at[i] + 1]
-                where = postings.docs[a:b].astype(np.int64) + offset
-                tf = postings.tf[a:b].astype(np.float64)
-                docs.append(where)
-                parts.append(weight[i] * tf / (tf + self.norm[where]))
-        if not docs:
-            return np.zeros(self.size)
-        return np.bincount(np.concatenate(docs), np.concatenate(parts), minlength=self.size)
+                a, b = int(postings.start[at[i]]), int(postings.start[at[i] + 1])
+                spans.append((postings, offset, a, b, weight[i]))
+        docs = np.empty(sum(b - a for _, _, a, b, _ in spans), np.int64)
+        parts = np.empty(len(docs))
+        end = 0
+        for postings, offset, a, b, term_weight in spans:
+            begin, end = end, end + b - a
+            local = postings.docs[a:b]
+            np.add(local, offset, out=docs[begin:end], dtype=np.int64)
+            tf = parts[begin:end]
+            tf[:] = postings.tf[a:b]
+            # weight · tf / (tf + norm), in that order: the scores rank-bm25 parity checks
+            # (np.take: half the time of an index array here).
+            denominator = tf + np.take(self.norm[offset : offset + postings.size], local)
+            np.multiply(tf, term_weight, out=tf)
+            np.divide(tf, denominator, out=tf)
+        return docs, parts

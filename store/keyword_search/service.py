@@ -25,7 +25,9 @@ import numpy as np
 
 from store.corpus import CorpusChanges, CorpusPoint, CorpusReader, IndexedChunk
 from store.filters import NO_FILTER, ChunkFilter
+from store.keyword_search import ranking
 from store.keyword_search.bm25 import Bm25Parameters
+from store.keyword_search.live import LiveBm25
 from store.keyword_search.pairs import PairVocabulary, pair_occurrences, query_pairs
 from store.keyword_search.segmented import ChunkColumns, Segment, SegmentedIndex, SegmentPolicy
 from store.keyword_search.segments import Postings
@@ -98,32 +100,50 @@ class _Snapshot:
     def version(self) -> int:
         return self.point.version
 
-    def allowed(self, where: ChunkFilter) -> np.ndarray:
-        """Which positions are live and pass `where`."""
+    def allowed(self, where: ChunkFilter, at: np.ndarray | None = None) -> np.ndarray:
+        """Which positions (all, or those `at`) are live and pass `where`."""
         columns, mask = self.index.columns, self.index.alive
+        source_ids, updated_at = columns.source_ids, columns.updated_at
+        if at is not None:
+            mask, source_ids, updated_at = mask[at], source_ids[at], updated_at[at]
         sources = self.point.sources
         if where.sources is not None:
             wanted = set(where.sources)
             ids = [i for i, (name, _) in sources.items() if name in wanted]
-            mask = mask & np.isin(columns.source_ids, ids)
+            mask = mask & np.isin(source_ids, ids)
         if where.collections is not None:
             wanted = set(where.collections)
             ids = [i for i, (_, collection) in sources.items() if collection in wanted]
-            mask = mask & np.isin(columns.source_ids, ids)
+            mask = mask & np.isin(source_ids, ids)
         if where.updated_after is not None:
-            mask = mask & (columns.updated_at >= where.updated_after.timestamp())
+            mask = mask & (updated_at >= where.updated_after.timestamp())
         if where.updated_before is not None:
-            mask = mask & (columns.updated_at < where.updated_before.timestamp())
+            mask = mask & (updated_at < where.updated_before.timestamp())
         return mask
 
-    def top(self, scores: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        """The `limit` best positive scores as (chunk id, score), ties by chunk id."""
-        candidates = np.flatnonzero(scores > 0)
-        if len(candidates) > limit:
-            candidates = candidates[np.argpartition(-scores[candidates], limit - 1)[:limit]]
-        ids = self.index.columns.chunk_ids[candidates]
-        order = np.lexsort((ids, -scores[candidates]))
-        return [(int(ids[i]), float(scores[candidates[i]])) for i in order]
+    def best(
+        self, scorer: LiveBm25, query: dict[int, int], where: ChunkFilter, limit: int
+    ) -> KeywordHits:
+        """The `limit` best live chunks that pass `where` (ties by chunk id), and the
+        distribution of every such chunk's positive score (store/keyword_search/ranking.py)."""
+        docs, weights = scorer.postings(query)
+        if not len(docs):
+            return KeywordHits(top=[], matched=0, mean=0.0, spread=0.0)
+        if ranking.sparse(len(docs), scorer.size):
+            positions, scores = ranking.summed(docs, weights)
+            keep = (scores > 0) & self.allowed(where, at=positions)
+            positions, scores = positions[keep], scores[keep]
+            matched = ranking.Distribution.of(scores)
+        else:
+            # In place: at 1M chunks every fresh array of them costs its page faults.
+            dense = np.bincount(docs, weights, minlength=scorer.size)
+            np.multiply(dense, self.allowed(where), out=dense)
+            np.maximum(dense, 0.0, out=dense)
+            matched = ranking.Distribution.of(dense)
+            positions = ranking.candidates(dense, limit)
+            scores = dense[positions]
+        top = ranking.best(self.index.columns.chunk_ids[positions], scores, limit)
+        return KeywordHits(top, matched.count, matched.mean, matched.spread)
 
 
 class KeywordSearch:
@@ -177,18 +197,8 @@ class KeywordSearch:
             return KeywordHits(top=[], matched=0, mean=0.0, spread=0.0)
         query = snapshot.vocabulary.lookup(terms)
 
-        def score() -> KeywordHits:
-            scores = np.where(snapshot.allowed(where), snapshot.index.words.scores(query), 0.0)
-            matched = scores[scores > 0]
-            return KeywordHits(
-                top=snapshot.top(scores, limit),
-                matched=len(matched),
-                mean=float(matched.mean()) if len(matched) else 0.0,
-                spread=float(matched.std()) if len(matched) else 0.0,
-            )
-
         # Not the index's worker thread: a search never waits behind an index change.
-        return await asyncio.to_thread(score)
+        return await asyncio.to_thread(snapshot.best, snapshot.index.words, query, where, limit)
 
     async def search_pairs(
         self, words: Sequence[str], *, limit: int = 10, where: ChunkFilter = NO_FILTER
@@ -202,12 +212,8 @@ class KeywordSearch:
         query = snapshot.pairs.known(query_pairs(snapshot.vocabulary.known_ids(words)))
         if not query:
             return []
-
-        def score() -> list[tuple[int, float]]:
-            scores = np.where(snapshot.allowed(where), pairs.scores(query), 0.0)
-            return snapshot.top(scores, limit)
-
-        return await asyncio.to_thread(score)
+        found = await asyncio.to_thread(snapshot.best, pairs, query, where, limit)
+        return found.top
 
     async def current(self) -> _Snapshot | None:
         """The index to search now, brought up to date first if the corpus moved (unless

@@ -15,7 +15,7 @@ from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.filters import ChunkFilter
-from store.keyword_search import KeywordOptions, KeywordSearch
+from store.keyword_search import KeywordOptions, KeywordSearch, ranking
 from store.keyword_search.bm25 import Bm25Index, Bm25Parameters
 from store.keyword_search.live import Bm25Statistics, LiveBm25, document_frequencies
 from store.keyword_search.pairs import PairIndex, PairVocabulary, pair_occurrences, query_pairs
@@ -242,6 +242,35 @@ def test_segments_score_like_rank_bm25_over_the_live_documents(analyzer: TextAna
     assert changed.words.statistics.chunks == 8 and not changed.alive[[1, 6]].any()
 
 
+def test_the_best_of_every_position_are_found_among_few_candidates() -> None:
+    rng = np.random.default_rng(7)
+    size = 20 * ranking.BLOCK + 3  # a ragged last block
+    dense = np.where(rng.random(size) < 0.3, rng.integers(1, 40, size) / 4, 0.0)
+    ids = rng.permutation(size).astype(np.int64)  # many ties: ranked by chunk id
+    positive = np.flatnonzero(dense)
+    for limit in (1, 5, 100, len(positive) + 10):
+        pairs = zip(ids[positive].tolist(), dense[positive].tolist(), strict=True)
+        expected = sorted(pairs, key=lambda p: (-p[1], p[0]))
+        chosen = ranking.candidates(dense, limit)
+        assert len(chosen) <= len(positive)
+        assert ranking.best(ids[chosen], dense[chosen], limit) == expected[:limit]
+    assert ranking.best(ids[positive], dense[positive], 7) == expected[:7]
+    matched = ranking.Distribution.of(dense)
+    assert matched.count == len(positive)
+    assert (matched.mean, matched.spread) == pytest.approx(
+        (dense[positive].mean(), dense[positive].std())
+    )
+
+
+def test_postings_summed_sparsely_add_up_as_over_every_position() -> None:
+    positions = np.array([9, 2, 9, 5, 2, 9])
+    weights = np.array([0.5, 1.0, 0.25, 2.0, 0.5, 1.0])
+    distinct, sums = ranking.summed(positions, weights)
+    dense = np.bincount(positions, weights)
+    assert distinct.tolist() == np.flatnonzero(dense).tolist() == [2, 5, 9]
+    assert sums.tolist() == dense[distinct].tolist()
+
+
 def test_pairs_as_dense_terms_score_like_the_eager_pair_index(analyzer: TextAnalyzer) -> None:
     vocabulary, pair_ids = Vocabulary(), PairVocabulary()
     words = [vocabulary.ids(analyzer.analyse(t).words) for t in CORPUS]
@@ -377,6 +406,29 @@ async def test_a_scored_search_reports_the_spread_of_every_allowed_match(
     assert everything.mean == pytest.approx(np.mean(all_scores))
     assert everything.spread == pytest.approx(np.std(all_scores))
     assert (await keyword.search_scored([], limit=2)).matched == 0
+
+
+async def test_postings_summed_sparsely_or_over_every_chunk_rank_the_same(
+    keyword: KeywordSearch, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    queries = ["staff leave travel deploy API", "leave and travel", "error_code_42"]
+    filters = [ChunkFilter(), ChunkFilter(sources=["handbook"])]
+    found = {}
+    for share in (0, 10**9):  # every query summed sparsely; every query summed densely
+        monkeypatch.setattr(ranking, "SPARSE_SHARE", share)
+        for query, where in itertools.product(queries, filters):
+            analysed = keyword.analyzer.analyse(query)
+            terms = await keyword.search_scored(analysed.terms, limit=2, where=where)
+            pairs = await keyword.search_pairs(analysed.words, limit=2, where=where)
+            found.setdefault(share, []).append((terms, pairs))
+    for (terms, pairs), (dense_terms, dense_pairs) in zip(found[0], found[10**9], strict=True):
+        assert (terms.top, terms.matched, pairs) == (
+            dense_terms.top,
+            dense_terms.matched,
+            dense_pairs,
+        )
+        assert (terms.mean, terms.spread) == pytest.approx((dense_terms.mean, dense_terms.spread))
+    assert any(terms.matched > 2 for terms, _ in found[0])
 
 
 async def _pair_hits(

@@ -243,3 +243,34 @@ async def test_vector_search_honours_the_date_range_and_agrees_with_the_exact_sc
         query, limit=5, where=ChunkFilter(updated_before=datetime(2025, 1, 1, tzinfo=UTC))
     )
     assert [h.uri for h in before_2025] == ["deploy.md"]
+
+
+async def test_only_the_best_fused_candidates_are_fetched(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    query = "deploy travel leave laptop"
+    everything = await retriever(pool, embedder, parts, options=HybridOptions(fetch=None)).search(
+        query
+    )
+    assert len(everything.fused) >= 4
+    head = retriever(pool, embedder, parts, options=HybridOptions(fetch=2))
+    fetched = await head.search(query)
+    assert fetched.fused == everything.fused
+    assert [h.chunk_id for h in fetched.ranked] == [c for c, _ in everything.fused[:2]]
+    # Asked for more hits than it fetches, it fetches as many as asked for.
+    hits = await head.retrieve(query, limit=4)
+    assert [h.chunk_id for h in hits] == [h.chunk_id for h in everything.ranked[:4]]
+
+
+async def test_the_keyword_stage_finds_the_same_beside_the_vector_stage_or_before_it(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    results = {}
+    for overlap in ("off", "vector", "all"):
+        hybrid = retriever(pool, embedder, parts, options=HybridOptions(overlap=overlap))
+        for query in ("deploy stops with error_code_42", "How do I take days off work?"):
+            result = await hybrid.search(query)
+            assert {"keyword", "embed", "vector"} <= set(result.timings_ms)
+            ids = [[c for c, _ in stage] for stage in (result.vector, result.fused)]
+            results.setdefault(overlap, []).append((result.keyword, result.pairs, ids))
+    assert results["off"] == results["vector"] == results["all"]
