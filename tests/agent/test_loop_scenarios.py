@@ -2,76 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from datetime import UTC, datetime
-
-import pytest
-
 from agent.loop import LoopOptions
-from jobs.documents import SourceDocument, StaticSource
-from store.embedded import EmbeddedPostgres
-from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built, drop, indexed_database
-
-DOCUMENTS = [
-    SourceDocument(
-        uri="remote-2023.md",
-        title="Remote work policy (2023)",
-        url="https://kb.test/remote-2023",
-        text="# Remote work policy (2023)\n\n"
-        "Employees may work remotely up to 2 days per week with their supervisor's approval.",
-        updated_at=datetime(2023, 3, 1, tzinfo=UTC),
-    ),
-    SourceDocument(
-        uri="remote-2025.md",
-        title="Remote work policy (2025)",
-        url="https://kb.test/remote-2025",
-        text="# Remote work policy (2025)\n\n"
-        "Employees may work remotely up to 3 days per week with their supervisor's approval.",
-        updated_at=datetime(2025, 6, 1, tzinfo=UTC),
-    ),
-    SourceDocument(
-        uri="aurora.md",
-        title="Project Aurora",
-        url="https://kb.test/aurora",
-        text="# Project Aurora\n\nProject Aurora is the expense dashboard everyone uses. "
-        "Project Aurora is maintained by the Ledger Guild.",
-    ),
-    SourceDocument(
-        uri="ledger-guild.md",
-        title="Ledger Guild",
-        url="https://kb.test/ledger-guild",
-        text="# Ledger Guild\n\nThe Ledger Guild meets every Thursday at 3pm in room 12.",
-    ),
-    SourceDocument(
-        uri="night-shift.md",
-        title="Night Shift rota",
-        url="https://kb.test/night-shift",
-        text="# Night Shift rota\n\nThe night shift rota is drawn up each quarter by "
-        "Mirela Voss, who chairs the scheduling panel.",
-    ),
-    SourceDocument(
-        uri="mirela-voss.md",
-        title="Mirela Voss",
-        url="https://kb.test/mirela-voss",
-        text="# Mirela Voss\n\nMirela Voss joined the company in 2016 as a nurse. "
-        "She now holds the post of Director of Clinical Operations.",
-    ),
-]
-
-
-@pytest.fixture(scope="module")
-async def made_up(
-    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
-) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(
-        pg_server, embedder, StaticSource("notes", DOCUMENTS), "notes"
-    )
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+from tests.agent.conftest import Built
 
 
 async def test_sources_that_disagree_are_both_cited_and_the_newer_is_marked(

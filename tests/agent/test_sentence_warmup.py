@@ -7,70 +7,51 @@ embeds other texts than the scorer's units, or skips some).
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
-import pytest
 
 from agent.reasoners.evidence import EvidenceScorer, quotable_units
 from agent.reasoners.extractive import ExtractiveReasoner
 from agent.sentence_vectors import SentenceVectors
 from agent.sentence_warmup import warm_sentences
 from agent.sentences import SentenceSplitter
-from jobs.documents import StaticSource
-from store.embedded import EmbeddedPostgres
-from store.embedding import SentenceTransformerEmbedder
 from store.sentence_vectors import SentenceVectorRepository, text_hash
-from tests.agent.conftest import Built, built, drop, indexed_database
-from tests.agent.test_loop_scenarios import DOCUMENTS
+from tests.agent.conftest import DOCUMENTS, Built
 
 
-@pytest.fixture(scope="module")
-async def notes(
-    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
-) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(
-        pg_server, embedder, StaticSource("notes", DOCUMENTS), "notes"
-    )
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
-
-
-def vectors_of(notes: Built) -> SentenceVectors:
-    return SentenceVectors(embedder=notes.embedder, store=SentenceVectorRepository(notes.pool))
+def vectors_of(made_up: Built) -> SentenceVectors:
+    return SentenceVectors(embedder=made_up.embedder, store=SentenceVectorRepository(made_up.pool))
 
 
 async def test_every_quotable_unit_is_embedded_once_and_questions_then_embed_none(
-    notes: Built,
+    made_up: Built,
 ) -> None:
-    store = SentenceVectorRepository(notes.pool)
-    model = notes.embedder.identity.name
+    store = SentenceVectorRepository(made_up.pool)
+    model = made_up.embedder.identity.name
     before = await store.count(model=model)
     first = await warm_sentences(
-        corpus=notes.corpus, vectors=vectors_of(notes), splitter=SentenceSplitter()
+        corpus=made_up.corpus, vectors=vectors_of(made_up), splitter=SentenceSplitter()
     )
     assert first.chunks >= len(DOCUMENTS) and first.units > first.chunks
     assert await store.count(model=model) == before + first.embedded
     again = await warm_sentences(
-        corpus=notes.corpus, vectors=vectors_of(notes), splitter=SentenceSplitter()
+        corpus=made_up.corpus, vectors=vectors_of(made_up), splitter=SentenceSplitter()
     )
     assert (again.units, again.embedded) == (first.units, 0)
 
-    recording = RecordingStore(SentenceVectorRepository(notes.pool))
-    vectors = SentenceVectors(embedder=notes.embedder, store=recording)
-    scorer = EvidenceScorer(analyzer=notes.analyzer, splitter=SentenceSplitter(), vectors=vectors)
-    reasoner = ExtractiveReasoner(analyzer=notes.analyzer, scorer=scorer)
-    answer = await notes.loop(reasoner=reasoner, fallback=reasoner).answer(
+    recording = RecordingStore(SentenceVectorRepository(made_up.pool))
+    vectors = SentenceVectors(embedder=made_up.embedder, store=recording)
+    scorer = EvidenceScorer(analyzer=made_up.analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    reasoner = ExtractiveReasoner(analyzer=made_up.analyzer, scorer=scorer)
+    answer = await made_up.loop(reasoner=reasoner, fallback=reasoner).answer(
         "What post is held by the person who draws up the night shift rota each quarter?"
     )
     assert answer.claims
     # What the question made the model embed is what it asked (the question, the page
     # titles it searched with), never a unit of a stored chunk: those were embedded ahead.
     units = set()
-    async with notes.corpus.full_read() as read:
+    async with made_up.corpus.full_read() as read:
         async for batch in read.batches(100):
             units |= {
                 text_hash(u.text) for c in batch for u in quotable_units(SentenceSplitter(), c.text)
