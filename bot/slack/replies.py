@@ -107,15 +107,8 @@ class ThreadReply:
         return self._ts
 
     async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
-        return await self._poster.post(
-            key=self._posts.next(),
-            channel=self._channel,
-            thread_ts=self._thread_ts,
-            text=message.text,
-            blocks=message.blocks,
-            unfurl_links=message.unfurl_links,
-            unfurl_media=message.unfurl_media,
-            metadata=metadata,
+        return await _post_keyed(
+            self._poster, self._posts, self._channel, self._thread_ts, message, metadata
         )
 
 
@@ -234,13 +227,27 @@ class AssistantReply:
             await self._post(message)
 
     async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
-        return await self._poster.post(
-            key=self._posts.next(),
-            channel=self._channel,
-            thread_ts=self._thread_ts,
-            text=message.text,
-            blocks=message.blocks,
-            unfurl_links=message.unfurl_links,
-            unfurl_media=message.unfurl_media,
-            metadata=metadata,
+        return await _post_keyed(
+            self._poster, self._posts, self._channel, self._thread_ts, message, metadata
         )
+
+
+async def _post_keyed(
+    poster: Poster,
+    posts: _PostKeys,
+    channel: str,
+    thread_ts: str | None,
+    message: SlackMessage,
+    metadata: Metadata | None,
+) -> str:
+    """Post `message` in the thread under the reply's next post key."""
+    return await poster.post(
+        key=posts.next(),
+        channel=channel,
+        thread_ts=thread_ts,
+        text=message.text,
+        blocks=message.blocks,
+        unfurl_links=message.unfurl_links,
+        unfurl_media=message.unfurl_media,
+        metadata=metadata,
+    )
