@@ -49,7 +49,9 @@ async def eval_answers_command(
         raise click.ClickException(str(exc)) from exc
     name = request.directory.resolve().name
     model = embedder or SentenceTransformerEmbedder(
-        model=settings.embedding_model, torch_threads=settings.torch_threads
+        model=settings.embedding_model,
+        torch_threads=settings.torch_threads,
+        query_graph_dir=settings.query_graph_dir,
     )
     database = eval_database_name(name, max_words=request.max_words)
     try:

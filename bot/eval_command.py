@@ -92,7 +92,9 @@ async def eval_retrieval_command(
     except (DatasetError, OSError) as exc:
         raise click.ClickException(str(exc)) from exc
     model = embedder or SentenceTransformerEmbedder(
-        model=settings.embedding_model, torch_threads=settings.torch_threads
+        model=settings.embedding_model,
+        torch_threads=settings.torch_threads,
+        query_graph_dir=settings.query_graph_dir,
     )
     try:
         async with eval_database(settings, _database_name(dataset.name, request)) as pool:

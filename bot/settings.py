@@ -53,6 +53,12 @@ class Settings(BaseSettings):
     # The embedding thread (and torch's) run this much nicer than the event loop, so a
     # question being answered never delays Slack's acks (bench/results/slack_load.md).
     embed_niceness: int = Field(default=10, ge=0, le=19, validation_alias="KB_EMBED_NICENESS")
+    # Questions are embedded through an ONNX graph of the model (store/query_graph.py),
+    # exported once into KB_HOME; "torch" embeds them with the model itself.
+    query_embedding: Literal["onnx", "torch"] = Field(
+        default="onnx", validation_alias="KB_QUERY_EMBEDDING"
+    )
+    query_graph_cache: Path | None = Field(default=None, validation_alias="KB_QUERY_GRAPH_DIR")
     sample_kb: Path = Field(default_factory=handbook_root, validation_alias="KB_SAMPLE_KB")
     sources_file: Path | None = Field(default=None, validation_alias="KB_SOURCES")
     index_batch_size: int = Field(
@@ -147,6 +153,13 @@ class Settings(BaseSettings):
     def sources_path(self) -> Path:
         """The sources file: KB_SOURCES, else sources.toml in KB_HOME."""
         return self.sources_file or self.kb_home / "sources.toml"
+
+    @property
+    def query_graph_dir(self) -> Path | None:
+        """Where the ONNX query graph is kept, or None to embed questions with torch."""
+        if self.query_embedding == "torch":
+            return None
+        return self.query_graph_cache or self.kb_home / "query-graphs"
 
     @property
     def embedded_data_dir(self) -> Path:

@@ -103,6 +103,7 @@ class Runtime:
             model=None if active.name == PACKAGED_MODEL_NAME else active.name,
             torch_threads=self.settings.torch_threads,
             worker_niceness=self.settings.embed_niceness,
+            query_graph_dir=self.settings.query_graph_dir,
         )
         self.extra_embedders.append(other)
         try:
@@ -437,6 +438,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         model=settings.embedding_model,
         torch_threads=settings.torch_threads,
         worker_niceness=settings.embed_niceness,
+        query_graph_dir=settings.query_graph_dir,
     )
     extra: list[SentenceTransformerEmbedder] = []
     try:

@@ -66,10 +66,22 @@ async def pool(database_url: str) -> AsyncIterator[asyncpg.Pool]:
     await pool.close()
 
 
+@pytest.fixture(scope="session", autouse=True)
+def query_graph_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for the ONNX query graph (store/query_graph.py) for the whole session.
+
+    Exporting it takes seconds; every `kb` process a test starts inherits this folder
+    through the environment, so the graph is exported once, not once per process.
+    """
+    folder = tmp_path_factory.mktemp("query-graphs")
+    os.environ["KB_QUERY_GRAPH_DIR"] = str(folder)
+    return folder
+
+
 @pytest.fixture(scope="session")
-async def embedder() -> AsyncIterator[SentenceTransformerEmbedder]:
-    """The packaged all-MiniLM-L6-v2, loaded once."""
-    model = SentenceTransformerEmbedder(torch_threads=2)
+async def embedder(query_graph_dir: Path) -> AsyncIterator[SentenceTransformerEmbedder]:
+    """The packaged all-MiniLM-L6-v2, loaded once, with queries through its ONNX graph."""
+    model = SentenceTransformerEmbedder(torch_threads=2, query_graph_dir=query_graph_dir)
     await model.load()
     yield model
     model.close()
