@@ -71,6 +71,7 @@ from store.vector_search import VectorSearch
 OUT = REPO / "bench" / "out"
 EVAL = REPO.parent / "shared" / "eval"
 RESULTS = REPO / "bench" / "results" / "keyword_scale_1m.md"
+QUERY_GRAPHS = OUT / "query-graphs"  # the ONNX query graph, exported on first use
 CHUNKS_PER_DOCUMENT = 10
 BATCH = 10_000  # synthetic chunks generated (and stored) at a time
 WRITERS = 4  # concurrent document transactions while loading
@@ -268,22 +269,28 @@ async def measure(dsn: str, part: str, n_queries: int, n_updates: int) -> dict:
     """What a replica does with the keyword index, timed: the cold build, then the
     updates (part "keyword", before the HNSW index exists) or the queries ("hybrid")."""
     pool = await open_pool(dsn)
-    embedder = SentenceTransformerEmbedder()
-    await embedder.load()
-    await embedder.embed_batch(["warm up"])
+    # Questions embedded as `kb serve` does (the ONNX query graph), and by torch as before,
+    # for the same-run comparison.
+    embedder = SentenceTransformerEmbedder(query_graph_dir=QUERY_GRAPHS)
+    by_torch = SentenceTransformerEmbedder()
+    for model in (embedder, by_torch):
+        await model.load()
+        await model.embed_batch(["warm up"])
+    assert embedder.query_backend == "onnxruntime", "the ONNX query graph did not load"
     gc.collect()
     out: dict = {"rss before the index MB": rss_mb(), "chunks": await stored_chunks(dsn)}
     keyword = KeywordSearch(CorpusReader(pool))
     try:
         out |= await _cold_build(keyword)
         if part in ("hybrid", "all"):
-            out |= await _queries(pool, embedder, keyword, n_queries)
+            out |= await _queries(pool, embedder, by_torch, keyword, n_queries)
         if part in ("keyword", "all"):
             out |= await _keyword_queries(keyword, n_queries)
             out |= await _updates(pool, keyword, n_updates, out["chunks"])
     finally:
         await keyword.close()
         embedder.close()
+        by_torch.close()
         await pool.close()
     return out
 
@@ -338,6 +345,7 @@ def _percentiles(times: dict[str, list[float]]) -> dict[str, list[float]]:
 BEFORE = HybridOptions(fetch=None, overlap="off")
 HYBRID = "hybrid end to end, no rerank"
 HYBRID_BEFORE = "hybrid as before (every candidate fetched, stages in turn)"
+HYBRID_TORCH = "hybrid, the question embedded by torch (before the ONNX query graph)"
 # The default's other `overlap` settings, for the choice between them.
 OVERLAPS = {
     "off": "hybrid, keyword stage before the embedding",
@@ -346,22 +354,23 @@ OVERLAPS = {
 }
 
 
-async def _queries(pool, embedder, keyword: KeywordSearch, n_queries: int) -> dict:  # type: ignore[no-untyped-def]
+async def _queries(pool, embedder, by_torch, keyword: KeywordSearch, n_queries: int) -> dict:  # type: ignore[no-untyped-def]
     queries = _claims(n_queries)
     vector = VectorSearch(pool, ef_search=EF_SEARCH)
     hybrids = {
         label: HybridRetriever(
-            embedder=embedder,
+            embedder=model,
             vector_search=vector,
             keyword_search=keyword,
             corpus=CorpusReader(pool),
             options=options,
         )
-        for label, options in [
-            (HYBRID, HybridOptions()),
-            (HYBRID_BEFORE, BEFORE),
+        for label, model, options in [
+            (HYBRID, embedder, HybridOptions()),
+            (HYBRID_TORCH, by_torch, HybridOptions()),
+            (HYBRID_BEFORE, by_torch, BEFORE),
             *(
-                (label, HybridOptions(overlap=overlap))
+                (label, embedder, HybridOptions(overlap=overlap))
                 for overlap, label in OVERLAPS.items()
                 if overlap != HybridOptions().overlap
             ),
@@ -388,7 +397,7 @@ async def _queries(pool, embedder, keyword: KeywordSearch, n_queries: int) -> di
                     for stage, ms in result.timings_ms.items():
                         times.setdefault(f"  stage: {stage}", []).append(ms)
                 progress.advance(task)
-    ordered = ["vector only (embed + HNSW top 100)", HYBRID_BEFORE, *hybrids]
+    ordered = ["vector only (embed + HNSW top 100)", HYBRID_BEFORE, HYBRID_TORCH, *hybrids]
     times = {label: times[label] for label in ordered} | times
     return {"latency ms": _percentiles(times)}
 
