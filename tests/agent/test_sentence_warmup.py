@@ -8,6 +8,7 @@ warm-up reads only the documents that changed, unless too many did or the model 
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
 
@@ -197,6 +198,16 @@ async def test_a_change_committed_during_a_full_read_is_read_by_the_next_warm_up
     assert store.changed and first.documents == len(DOCUMENTS)  # the read did not see it
     again = await warm(made_up, state)
     assert (again.read, again.documents) == ("incremental", 2)
+
+
+async def test_a_warm_up_waits_for_the_one_under_way_then_reads_only_what_changed_since(
+    made_up_to_change: Built,
+) -> None:
+    # As in kb serve: a reindex that finishes during the start-up warm-up warms again.
+    made_up, state = made_up_to_change, WarmupState()
+    first, second = await asyncio.gather(warm(made_up, state), warm(made_up, state))
+    assert (first.read, first.documents) == ("full", len(DOCUMENTS))
+    assert (second.read, second.documents) == ("incremental", 0)
 
 
 class ChangingStore:
