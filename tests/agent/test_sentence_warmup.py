@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import replace
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,6 @@ from jobs.indexing import Indexer, IndexOptions
 from store.documents import DocumentRepository
 from store.sentence_vectors import SentenceVectorRepository, text_hash
 from tests.agent.conftest import DOCUMENTS, Built
-from tests.conftest import HashingEmbedder
 
 
 def vectors_of(made_up: Built) -> SentenceVectors:
@@ -165,7 +165,7 @@ async def test_a_warm_up_reads_everything_again_when_more_documents_changed_than
 
 
 async def test_a_warm_up_with_another_model_than_the_last_one_reads_everything_again(
-    made_up_to_change: Built, hashing_embedder: type[HashingEmbedder]
+    made_up_to_change: Built, hashing_embedder: Any
 ) -> None:
     made_up, state = made_up_to_change, WarmupState()
     other = hashing_embedder("hashing-words", 64)
@@ -176,7 +176,7 @@ async def test_a_warm_up_with_another_model_than_the_last_one_reads_everything_a
         splitter=SentenceSplitter(),
         state=state,
     )
-    # Nothing changed in the corpus, but no unit has a vector from this model yet.
+    # Nothing changed in the corpus, but no unit has a vector from the packaged model yet.
     again = await warm(made_up, state)
     assert (again.read, again.documents) == ("full", len(DOCUMENTS)) and again.embedded > 0
 
