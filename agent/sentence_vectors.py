@@ -34,6 +34,11 @@ class SentenceVectors:
         self._limit = memory
         self.embedded = 0  # sentences this instance had to embed
 
+    @property
+    def model(self) -> str:
+        """The name of the model whose vectors these are."""
+        return self._embedder.identity.name
+
     async def vectors(self, texts: Sequence[str]) -> np.ndarray:
         """One unit-length row per text, in order."""
         if not texts:

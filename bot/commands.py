@@ -369,9 +369,11 @@ async def _warm_sentences(runtime: Runtime) -> None:
         log.warning("could not embed the sentences ahead of the questions", exc_info=True)
         return
     log.info(
-        "sentences ready: %d units in %d chunks, %d embedded now",
+        "sentences ready (%s read): %d units in %d chunks of %d documents, %d embedded now",
+        report.read,
         report.units,
         report.chunks,
+        report.documents,
         report.embedded,
     )
 

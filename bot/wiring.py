@@ -28,7 +28,7 @@ from agent.retrieval.rerank import (
     TitleLinkReranker,
 )
 from agent.sentence_vectors import SentenceVectors
-from agent.sentence_warmup import WarmupReport, warm_sentences
+from agent.sentence_warmup import WarmupReport, WarmupState, warm_sentences
 from agent.sentences import SentenceSplitter
 from bot.metrics import Metrics
 from bot.settings import Settings
@@ -84,6 +84,8 @@ class Runtime:
     extra_embedders: list[SentenceTransformerEmbedder] = field(default_factory=list)
     # The agent loop, built once per process and query model (runtime.answerer()).
     _answerers: dict[str, AgentLoop] = field(default_factory=dict)
+    # Where the last sentence warm-up stopped, so the next reads only what changed since.
+    sentence_warmup: WarmupState = field(default_factory=WarmupState)
 
     async def query_embedder(self) -> Embedder:
         """The model that embeds questions: the index's active model, whatever is configured.
@@ -209,13 +211,15 @@ class Runtime:
         await self.answerer(await self.query_embedder()).warm()
 
     async def warm_sentences(self, progress: Callable[[int], None] | None = None) -> WarmupReport:
-        """Embed the quotable units of every stored chunk not embedded yet (with the model
-        questions use), so no question waits for the model to read a page."""
+        """Embed the quotable units not embedded yet (with the model questions use), so no
+        question waits for the model to read a page: of every stored chunk the first time,
+        then of the documents changed since the last warm-up of this process."""
         embedder = await self.query_embedder()
         return await warm_sentences(
             corpus=CorpusReader(self.pool),
             vectors=SentenceVectors(embedder=embedder, store=SentenceVectorRepository(self.pool)),
             splitter=SentenceSplitter(),
+            state=self.sentence_warmup,
             progress=progress,
         )
 

@@ -206,15 +206,30 @@ DOCUMENTS = [
 ]
 
 
-@pytest.fixture(scope="module")
-async def made_up(
-    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+async def made_up_corpus(
+    server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(
-        pg_server, embedder, StaticSource("notes", DOCUMENTS), "notes"
-    )
+    """DOCUMENTS indexed (as the source "notes", collection "notes") in a new database."""
+    dsn, name = await indexed_database(server, embedder, StaticSource("notes", DOCUMENTS), "notes")
     try:
         async for result in built(dsn, embedder):
             yield result
     finally:
-        await drop(pg_server, name)
+        await drop(server, name)
+
+
+@pytest.fixture(scope="module")
+async def made_up(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    async for result in made_up_corpus(pg_server, embedder):
+        yield result
+
+
+@pytest.fixture
+async def made_up_to_change(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    """The made-up corpus in a database of the test's own, for a test that writes to it."""
+    async for result in made_up_corpus(pg_server, embedder):
+        yield result
