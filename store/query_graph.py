@@ -190,9 +190,7 @@ def _largest_difference(model: Any, graph: QueryGraph) -> float:
     # memory arena by ~100 MB for good; questions are short).
     short = [i for i, text in enumerate(texts) if len(text) < 200]
     together = graph.encode([texts[i] for i in short])
-    return float(
-        max(np.abs(one_by_one - expected).max(), np.abs(together - expected[short]).max())
-    )
+    return float(max(np.abs(one_by_one - expected).max(), np.abs(together - expected[short]).max()))
 
 
 def _cache_key(model: Any, model_path: str) -> str:
