@@ -479,7 +479,16 @@ async def run(
     # Each embedder sets torch's thread count in its own worker thread, so both coexist.
     single = SentenceTransformerEmbedder(torch_threads=1)
     await single.load()
-    embedders = {f"torch {os.cpu_count()} threads": embedder, "torch 1 thread": single}
+    # What `kb serve` embeds questions with (store/query_graph.py); last, so the variants
+    # below (no word pairs, the options before issue 12) use it too.
+    graph = SentenceTransformerEmbedder(torch_threads=1, query_graph_dir=OUT / "query-graphs")
+    await graph.load()
+    assert graph.query_backend == "onnxruntime", "the ONNX query graph did not load"
+    embedders = {
+        f"torch {os.cpu_count()} threads": embedder,
+        "torch 1 thread": single,
+        "ONNX query graph": graph,
+    }
     base = await load_base(embedder)
     queries = [
         json.loads(line)["text"]
