@@ -15,6 +15,7 @@ stays on torch.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
 import os
@@ -47,7 +48,6 @@ class QueryGraph:
     session: Any
     tokenizer: Any
     window: int
-    path: Path
 
     def encode(self, texts: list[str]) -> np.ndarray:
         tokens = self.tokenizer(
@@ -84,16 +84,15 @@ def open_query_graph(model: Any, *, cache_dir: Path, model_path: str) -> QueryGr
             session=_session(onnxruntime, path),
             tokenizer=model.tokenizer,
             window=int(model.max_seq_length),
-            path=path,
         )
         difference = _largest_difference(model, graph)
     except Exception as exc:  # noqa: BLE001 - any failure here only means "stay on torch"
         log.warning("query graph unavailable (%s: %s); using torch", type(exc).__name__, exc)
-        path.unlink(missing_ok=True)
+        _discard(path)
         return None
     if difference > TOLERANCE:
         log.warning("query graph differs from torch by %.2g; using torch", difference)
-        path.unlink(missing_ok=True)
+        _discard(path)
         return None
     log.info("query embeddings through onnxruntime (%s)", path.name)
     return graph
@@ -102,6 +101,12 @@ def open_query_graph(model: Any, *, cache_dir: Path, model_path: str) -> QueryGr
 def graph_path(model: Any, *, cache_dir: Path, model_path: str) -> Path:
     """The file the model's graph is kept in (named by weights and library versions)."""
     return cache_dir / f"query-{_cache_key(model, model_path)}.onnx"
+
+
+def _discard(path: Path) -> None:
+    """Remove a graph file that failed, if there is one (the folder may not be usable)."""
+    with contextlib.suppress(OSError):
+        path.unlink(missing_ok=True)
 
 
 def _is_mean_pooled_normalised(model: Any) -> bool:

@@ -56,6 +56,14 @@ def test_a_damaged_graph_file_is_removed_and_questions_stay_on_torch(
     assert "using torch" in caplog.text
 
 
+def test_a_graph_folder_that_is_a_file_leaves_questions_on_torch(
+    model: SentenceTransformer, tmp_path: Path
+) -> None:
+    cache_dir = tmp_path / "graphs"
+    cache_dir.write_text("KB_QUERY_GRAPH_DIR pointed at a file")
+    assert open_query_graph(model, cache_dir=cache_dir, model_path="m") is None
+
+
 def test_a_model_the_graph_does_not_reproduce_is_left_to_torch(
     model: SentenceTransformer, tmp_path: Path
 ) -> None:
