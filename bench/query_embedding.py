@@ -15,6 +15,7 @@ from _env import REPO  # first: the environment, before numpy loads
 # isort: split
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -75,10 +76,7 @@ async def measure(count: int) -> dict[str, list[float]]:
     with Progress(console=console) as progress:
         task = progress.add_task("questions", total=2 * len(texts))
         for setting in ("alone", "beside a busy Python thread"):
-            busy = BusyThread() if setting != "alone" else None
-            if busy:
-                busy.__enter__()
-            try:
+            with BusyThread() if setting != "alone" else contextlib.nullcontext():
                 for number, text in enumerate(texts):
                     order = list(backends.items())
                     vectors = []
@@ -89,9 +87,6 @@ async def measure(count: int) -> dict[str, list[float]]:
                         times.setdefault(f"{name}, {setting}", []).append(ms)
                     largest = max(largest, float(np.abs(vectors[0] - vectors[1]).max()))
                     progress.advance(task)
-            finally:
-                if busy:
-                    busy.__exit__()
     for model in backends.values():
         model.close()
     figures = {
