@@ -26,6 +26,7 @@ ENV PATH=/opt/slack-kb/bin:$PATH \
     PYTHONUNBUFFERED=1 \
     HF_HUB_OFFLINE=1 \
     KB_HOME=/data \
+    KB_QUERY_GRAPH_DIR=/opt/slack-kb/query-graphs \
     KB_HOST=0.0.0.0 \
     KB_PORT=3000
 

@@ -5,7 +5,8 @@
 #   deploy/install.sh [--torch-index URL] PREFIX [SOURCE]
 #       Create (or reuse) the virtualenv PREFIX and install slack-kb into it, non-editable,
 #       with CPU-only torch; then check, offline, that the packaged model embeds a
-#       sentence and that the handbook and the migrations came with the package.
+#       sentence, export its question graph into PREFIX/query-graphs, and check that
+#       the handbook and the migrations came with the package.
 #   deploy/install.sh --wheel-only DIR [SOURCE]
 #       Only build the wheel into DIR (what the tests inspect).
 #
@@ -20,7 +21,7 @@
 # Any other PIP_* variable (PIP_NO_CACHE_DIR, PIP_INDEX_URL, ...) is honoured as usual.
 set -euo pipefail
 
-usage() { sed -n '4,10p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
+usage() { sed -n '4,11p' "$0" | sed 's/^# \{0,1\}//' >&2; exit "${1:-2}"; }
 say() { printf 'install.sh: %s\n' "$*" >&2; }
 
 torch_index="${TORCH_INDEX_URL:-}"
@@ -125,13 +126,21 @@ root = handbook_root()
 pages = list((root / "pages").rglob("*.md"))
 check((root / "SOURCE.md").is_file() and pages, f"no handbook pages under {root}")
 check(bundled_migrations(), "no migrations in the package")
-embedder = SentenceTransformerEmbedder(torch_threads=1)
+# The question graph (store/query_graph.py) is exported here, once, into the install:
+# the image points KB_QUERY_GRAPH_DIR at it, so no container start pays the export.
+graphs = Path(sys.prefix) / "query-graphs"
+embedder = SentenceTransformerEmbedder(torch_threads=1, query_graph_dir=graphs)
 vectors = asyncio.run(embedder.embed_batch(["How do I request annual leave?"]))
 embedder.close()
 check(vectors.shape == (1, embedder.identity.dimension), f"embedding shape {vectors.shape}")
+check(
+    embedder.query_backend == "onnxruntime" and any(graphs.glob("query-*.onnx")),
+    f"no ONNX query graph in {graphs} (the log above says why)",
+)
 print(
     f"install.sh: checked torch {torch.__version__} (CPU), {embedder.identity.name} "
-    f"({embedder.identity.dimension} dims, offline), {len(pages)} handbook pages, "
+    f"({embedder.identity.dimension} dims, offline; question graph in {graphs}), "
+    f"{len(pages)} handbook pages, "
     f"{len(bundled_migrations())} migrations",
     file=sys.stderr,
 )

@@ -87,6 +87,15 @@ def test_the_command_is_kb_serve_listening_on_all_interfaces_with_kb_home_on_a_v
     assert arguments("VOLUME") == [("/data",)]
 
 
+def test_the_question_graph_is_read_from_where_the_install_step_exported_it() -> None:
+    # deploy/install.sh exports the ONNX question graph into PREFIX/query-graphs (and .ci/run
+    # checks the demo keeps it); without this, every fresh /data volume exports it again.
+    (env,) = arguments("ENV")
+    pairs = dict(zip(env[::2], env[1::2], strict=True))
+    assert pairs["KB_QUERY_GRAPH_DIR"] == "/opt/slack-kb/query-graphs"
+    assert 'Path(sys.prefix) / "query-graphs"' in (REPO / "deploy" / "install.sh").read_text()
+
+
 def test_no_secret_is_set_in_the_image() -> None:
     for kw in ("ENV", "ARG", "LABEL"):
         for value in arguments(kw):
