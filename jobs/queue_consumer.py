@@ -42,6 +42,10 @@ class ConsumerOptions:
     batch_chunks: int = 256
     # A document whose claimers all stopped mid-way this many times is given up as failed.
     max_attempts: int = 5
+    # A claim is renewed for at most this many leases: a claimer stuck on its batch that
+    # long (a hung model call) lets it go, so another takes the documents, and its own
+    # late write is refused by the claim token (counted as lost), never doubled.
+    max_hold_leases: int = 10
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,9 +167,22 @@ class QueueConsumer:
                 await renewing
 
     async def _renew(self, claim: Claim) -> None:
-        interval = self._options.lease_seconds / _RENEWALS_PER_LEASE
+        lease = self._options.lease_seconds
+        interval = lease / _RENEWALS_PER_LEASE
+        give_up = time.monotonic() + self._options.max_hold_leases * lease
         while True:
             await asyncio.sleep(interval)
+            if time.monotonic() + lease > give_up:
+                log.warning(
+                    "%s has held %d documents of run %s for %d leases (%.0f s) without "
+                    "finishing; no longer renewing, so another claimer takes them",
+                    self.claimer,
+                    len(claim.items),
+                    _runs(claim),
+                    self._options.max_hold_leases,
+                    self._options.max_hold_leases * lease,
+                )
+                return
             try:
                 await self._queue.renew(claim, lease_seconds=self._options.lease_seconds)
             except (asyncpg.PostgresError, OSError, asyncpg.InterfaceError) as error:

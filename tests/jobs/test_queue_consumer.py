@@ -63,14 +63,21 @@ async def queued(pool: asyncpg.Pool, hashing_embedder: Any) -> IndexQueue:
 
 
 def consumer(
-    pool: asyncpg.Pool, embedder: HeldEmbedder, name: str, *, lease: float = LEASE
+    pool: asyncpg.Pool,
+    embedder: HeldEmbedder,
+    name: str,
+    *,
+    lease: float = LEASE,
+    max_hold_leases: int = 10,
 ) -> QueueConsumer:
     return QueueConsumer(
         queue=IndexQueue(pool),
         documents=DocumentRepository(pool),
         embedder=embedder,
         claimer=name,
-        options=ConsumerOptions(lease_seconds=lease, batch_chunks=8),
+        options=ConsumerOptions(
+            lease_seconds=lease, batch_chunks=8, max_hold_leases=max_hold_leases
+        ),
     )
 
 
@@ -87,6 +94,29 @@ async def test_a_claim_is_kept_while_its_batch_embeds_for_longer_than_the_lease(
     outcome = await taking
     assert outcome is not None and (outcome.documents, outcome.lost) == (1, 0)
     assert await pool.fetchval("SELECT done_by FROM index_queue") == "slow"
+
+
+async def test_a_claimer_stuck_past_its_hold_limit_lets_go_and_its_late_write_is_refused(
+    pool: asyncpg.Pool, queued: IndexQueue, hashing_embedder: Any
+) -> None:
+    hung = HeldEmbedder(hashing_embedder)
+    taking = asyncio.create_task(consumer(pool, hung, "hung", max_hold_leases=2).take())
+    await hung.started.wait()
+    ready = HeldEmbedder(hashing_embedder)
+    ready.go.set()
+    # Renewed for two leases, then left to lapse: another claimer takes the document.
+    taken = None
+    for _ in range(40):
+        await asyncio.sleep(LEASE / 4)
+        if (taken := await consumer(pool, ready, "other").take()) is not None:
+            break
+    assert taken is not None and taken.documents == 1
+    hung.go.set()  # the stuck call returns at last: its write must not replace the other's
+    late = await taking
+    assert late is not None and (late.documents, late.lost) == (0, 1)
+    row = await pool.fetchrow("SELECT done_by, attempts FROM index_queue")
+    assert dict(row) == {"done_by": "other", "attempts": 2}
+    assert await pool.fetchval("SELECT count(*) FROM chunks") == 1
 
 
 @pytest.mark.parametrize("how", ["fails", "is cancelled"])
