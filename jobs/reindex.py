@@ -10,8 +10,8 @@ and so knows no one else is running. A dry run writes nothing at all.
 The changed documents of each run go through the index queue (jobs/queued_writes.py):
 `kb jobs --worker` processes embed them if any are alive, this process otherwise. The
 lock is held by the coordinating run only; workers serve whichever run is active. At the
-start of a pass the queue items of finished runs (kept until then for inspection) and
-the rows of long-dead workers are deleted.
+start of a pass the queue items of finished runs (kept until then for inspection), the
+rows of long-dead workers and the change log's rows older than a day are deleted.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ import logging
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
+from datetime import timedelta
 from pathlib import Path
 
 import aiohttp
@@ -43,6 +44,11 @@ from store.locks import REINDEX_LOCK_KEY, try_advisory_lock
 log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[str], ProgressCallback | None]
+
+# How long the corpus change log (migration 0005) keeps a row. Every reader (a keyword
+# index, the sentence warm-up) catches up within seconds of a change; one idle longer
+# than this reads everything again (store/corpus.py), so nothing is missed.
+CHANGE_LOG_KEPT = timedelta(days=1)
 
 # What a source run can expect to meet: its own configuration, the network, the disk.
 _SOURCE_ERRORS = (JobsError, StoreError, aiohttp.ClientError, OSError, TimeoutError)
@@ -98,6 +104,7 @@ class ReindexJob:
                     )
                 await self._distribution.queue.discard_finished_runs()
                 await self._distribution.workers.prune()
+                await self._documents.prune_change_log(older_than=CHANGE_LOG_KEPT)
             return await self._run_all(configs, dry_run=dry_run, progress=progress)
 
     async def _run_all(

@@ -37,6 +37,11 @@ WHERE xid >= pg_snapshot_xmin($1::text::pg_snapshot)
 LIMIT $2
 """
 
+# Whether the log was pruned of rows a reader at `$1` might need (migration 0009).
+_PRUNED_PAST_SQL = """
+SELECT through_xid >= pg_snapshot_xmin($1::text::pg_snapshot) FROM corpus_changes_pruned
+"""
+
 _HITS_SQL = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
        d.title, d.url, d.uri, s.name AS source, s.collection, {UPDATED_AT} AS updated_at
@@ -146,9 +151,12 @@ class CorpusReader:
 
     async def changes_since(self, snapshot: str, *, max_documents: int) -> CorpusChanges | None:
         """What changed since the read at `snapshot`; None when more than `max_documents`
-        documents did (reading everything again is then the cheaper way)."""
+        documents did (reading everything again is then the cheaper way), or when the change
+        log was pruned of rows this snapshot could need (only a reader idle for a day)."""
         async with self._pool.acquire() as conn, conn.transaction(isolation="repeatable_read"):
             point = await _point(conn)
+            if await conn.fetchval(_PRUNED_PAST_SQL, snapshot):
+                return None  # rows this reader needs may have been pruned from the log
             rows = await conn.fetch(_CHANGED_DOCUMENTS_SQL, snapshot, max_documents + 1)
             if len(rows) > max_documents:
                 return None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 import asyncpg
@@ -201,6 +201,27 @@ class DocumentRepository:
         It takes ~50 ms at 5k chunks (ANALYZE reads a sample, not the whole table).
         """
         await self._pool.execute("ANALYZE sources, documents, chunks")
+
+    async def prune_change_log(self, *, older_than: timedelta) -> int:
+        """Delete the change log's rows (migration 0005) older than `older_than`, and record
+        how far it was pruned (0009), in one transaction: a reader whose snapshot predates
+        the pruned rows then reads every chunk again (store/corpus.py). Returns the rows
+        deleted."""
+        async with self._pool.acquire() as conn, conn.transaction():
+            newest = await conn.fetchrow(
+                """WITH gone AS (
+                       DELETE FROM corpus_changes WHERE changed_at < now() - $1::interval
+                       RETURNING xid)
+                   SELECT count(*) AS rows, max(xid) AS through FROM gone""",
+                older_than,
+            )
+            if newest["rows"]:
+                await conn.execute(
+                    """UPDATE corpus_changes_pruned
+                       SET through_xid = greatest(through_xid, $1::text::xid8)""",
+                    str(newest["through"]),
+                )
+        return int(newest["rows"])
 
     async def counts(self) -> dict[str, int]:
         row = await self._pool.fetchrow(

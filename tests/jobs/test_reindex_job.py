@@ -43,6 +43,18 @@ async def test_each_run_is_recorded_with_its_counts(job: ReindexJob, pool: async
     assert run.counts["chunks_embedded"] == outcome.reports[0].chunks_embedded > 0
 
 
+async def test_a_pass_prunes_the_change_log_of_rows_older_than_a_day(
+    job: ReindexJob, pool: asyncpg.Pool
+) -> None:
+    await job.run([kb_source()])
+    written = await pool.fetchval("SELECT count(*) FROM corpus_changes")
+    assert written > 0
+    await pool.execute("UPDATE corpus_changes SET changed_at = now() - interval '25 hours'")
+    await job.run([kb_source()])  # nothing changed: nothing new logged, the old rows go
+    assert await pool.fetchval("SELECT count(*) FROM corpus_changes") == 0
+    assert await pool.fetchval("SELECT through_xid::text::bigint FROM corpus_changes_pruned") > 0
+
+
 async def test_a_run_skips_while_another_instance_holds_the_lock(
     job: ReindexJob, pool: asyncpg.Pool
 ) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import asyncpg
 import numpy as np
@@ -488,6 +488,37 @@ async def test_a_title_only_change_is_reanalysed(
     await repo.update_metadata(source_id=source_id, document=renamed)
     assert [h.uri for h in await keyword.search("expenses")] == ["travel.md"]
     assert keyword.last_build is not None and keyword.last_build.analysed == 1
+
+
+async def _age_change_log(pool: asyncpg.Pool) -> None:
+    """Every change-log row as if written two days ago (the pruning cut-off is a day)."""
+    await pool.execute("UPDATE corpus_changes SET changed_at = now() - interval '2 days'")
+
+
+async def test_an_index_older_than_the_pruned_change_log_reads_everything_again(
+    pool: asyncpg.Pool, keyword: KeywordSearch, repo: DocumentRepository
+) -> None:
+    assert await keyword.search("laptops") == []  # read at a snapshot before the change
+    await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
+    await _age_change_log(pool)
+    assert await repo.prune_change_log(older_than=timedelta(days=1)) > 0
+    assert await pool.fetchval("SELECT count(*) FROM corpus_changes") == 0
+    # The rows that said equipment.md changed are gone: only a full read can find it.
+    assert [h.uri for h in await keyword.search("laptops")] == ["equipment.md"]
+    assert keyword.last_build is not None and keyword.last_build.kind == "full"
+
+
+async def test_pruning_keeps_recent_rows_and_later_readers_catch_up_by_changes(
+    pool: asyncpg.Pool, keyword: KeywordSearch, repo: DocumentRepository
+) -> None:
+    await _age_change_log(pool)
+    assert await repo.prune_change_log(older_than=timedelta(days=1)) > 0
+    assert await keyword.search("laptops") == []  # a snapshot after the prune
+    await _store(repo, "handbook", "equipment.md", "Equipment", [CORPUS[6]])
+    assert await repo.prune_change_log(older_than=timedelta(days=1)) == 0  # a new row stays
+    assert [h.uri for h in await keyword.search("laptops")] == ["equipment.md"]
+    assert keyword.last_build is not None
+    assert (keyword.last_build.kind, keyword.last_build.analysed) == ("update", 1)
 
 
 async def test_an_empty_corpus_finds_nothing(pool: asyncpg.Pool) -> None:
