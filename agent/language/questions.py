@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
@@ -23,6 +24,10 @@ AnswerType = Literal[
 
 _WORD = re.compile(r"[\w'’-]+")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|none|neither|nor|without)\b|n[’']t\b", re.I)
+# The words a phrase is made of (as the keyword index finds its candidates).
+_PHRASE_TOKEN = re.compile(r"\w+(?:[./-]\w+)*")
+# "take place" says "happen": neither word is what the question is about.
+_TAKE_PLACE = re.compile(r"\b(?:take|takes|took|taken|taking)\s+place\b", re.I)
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
     r"might|must|shall)\b",
@@ -109,21 +114,47 @@ class QuestionAnalyzer:
 
     def __init__(self, analyzer: TextAnalyzer) -> None:
         self._analyzer = analyzer
+        self._stop_words = analyzer.options.stop_words
 
     def stems(self, text: str) -> list[str]:
-        return self._analyzer.analyse(text).words
+        """Stemmed words, accents folded ("Rély" and "Rely" are one word to a reader), and
+        without the lone letters a possessive leaves ("Rely's": "rely", "s")."""
+        words = self._analyzer.analyse(_fold_accents(text)).words
+        return [w for w in words if len(w) > 1 or w.isdigit()]
+
+    def phrase_words(self, text: str) -> tuple[str | None, ...]:
+        """The stems of `text` in reading order, with None wherever a stop word or
+        punctuation stood: two stems side by side here were side by side in the text
+        ("sick leave"), not merely around a dropped word ("signing of the Treaty")."""
+        folded = _fold_accents(text).casefold()
+        sequence: list[str | None] = []
+        run: list[str] = []
+        end = 0
+        for match in _PHRASE_TOKEN.finditer(folded):
+            token = match.group()
+            if folded[end : match.start()].strip() or token in self._stop_words:
+                sequence.extend([*self.stems(" ".join(run)), None] if run else [None])
+                run = []
+            if token not in self._stop_words:
+                run.append(token)
+            end = match.end()
+        sequence.extend(self.stems(" ".join(run)))
+        return tuple(sequence)
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = " ".join(question.split())
-        words = [w for w in self.stems(text) if w not in _ASKING_WORDS]
+        content = _TAKE_PLACE.sub(" ", text)  # "when did it take place": when did it happen
+        words = [w for w in self.stems(content) if w not in _ASKING_WORDS]
         terms = list(dict.fromkeys(words))
+        sequence = [w if w not in _ASKING_WORDS else None for w in self.phrase_words(content)]
+        pairs = [(a, b) for a, b in itertools.pairwise(sequence) if a and b]
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),
             names=tuple(t for t in dict.fromkeys(self._name_stems(text)) if t in terms),
             answer_type=answer_type(text),
             negated=bool(_NEGATION.search(text)),
-            pairs=tuple(dict.fromkeys(itertools.pairwise(words))),
+            pairs=tuple(dict.fromkeys(pairs)),
         )
 
     def _name_stems(self, text: str) -> list[str]:
@@ -144,6 +175,13 @@ def answer_type(question: str) -> AnswerType:
 
 def is_negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
+
+
+def _fold_accents(text: str) -> str:
+    if text.isascii():
+        return text
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _digit(word: str) -> bool:

@@ -112,6 +112,7 @@ class EvidenceScorer:
         self._vectors = vectors
         self._options = options or EvidenceOptions()
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
+        self._phrases: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
 
     async def score(
         self,
@@ -230,7 +231,7 @@ class EvidenceScorer:
             reversed_action
             or any(OPPOSITE.get(t, frozenset()) & own for t in missing)
             or any(
-                modifier not in own and _other_kind(head, modifier, self._sequence(unit.text))
+                modifier not in own and _other_kind(head, modifier, self._phrase_words(unit.text))
                 for modifier, head in phrases
                 if not bridged  # a bridge's page describes the bridge, not the question
             )
@@ -260,8 +261,16 @@ class EvidenceScorer:
         return frozenset(self._sequence(text))
 
     def _pairs(self, text: str) -> set[tuple[str, str]]:
-        words = self._sequence(text)
-        return set(itertools.pairwise(words))
+        return {(a, b) for a, b in itertools.pairwise(self._phrase_words(text)) if a and b}
+
+    def _phrase_words(self, text: str) -> tuple[str | None, ...]:
+        cached = self._phrases.get(text)
+        if cached is None:
+            cached = self._analyzer.phrase_words(text)
+            self._phrases[text] = cached
+            if len(self._phrases) > 100_000:
+                self._phrases.popitem(last=False)
+        return cached
 
     def _sequence(self, text: str) -> tuple[str, ...]:
         cached = self._stems.get(text)
@@ -315,9 +324,13 @@ def _refers_back(sentence: str, before: str) -> bool:
 _THE_WORD = re.compile(r"^The\s+(\w+)\b")
 
 
-def _other_kind(head: str, modifier: str, words: tuple[str, ...]) -> bool:
-    """Whether `words` name `head` with a modifier other than `modifier` ("sick leave")."""
-    return any(w == head and i > 0 and words[i - 1] != modifier for i, w in enumerate(words))
+def _other_kind(head: str, modifier: str, words: tuple[str | None, ...]) -> bool:
+    """Whether `words` name `head` with a modifier other than `modifier` ("sick leave"):
+    a word right before it in the text, not one a stop word stands between."""
+    return any(
+        w == head and i > 0 and words[i - 1] is not None and words[i - 1] != modifier
+        for i, w in enumerate(words)
+    )
 
 
 def _inside_list(unit: Sentence, listed: list[tuple[int, int]]) -> bool:
