@@ -16,8 +16,9 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
 # A run of word characters, optionally joined by `.`, `-` or `/` to more of them:
-# `v2.3`, `covid-19`, `error_code_42`, `state-of-the-art`, `tcp/ip`.
-_CANDIDATE = re.compile(r"\w+(?:[./-]\w+)*")
+# `v2.3`, `covid-19`, `error_code_42`, `state-of-the-art`, `tcp/ip`. Public: the agent
+# finds phrases in the same candidates (agent/language/questions.py).
+CANDIDATE = re.compile(r"\w+(?:[./-]\w+)*")
 _PART = re.compile(r"[^\W_]+")
 _DIGIT = re.compile(r"\d")
 
@@ -75,7 +76,7 @@ class TextAnalyzer:
     def analyse(self, text: str) -> AnalysedText:
         words: list[str] = []
         whole: list[str] = []
-        for match in _CANDIDATE.finditer(text.casefold()):
+        for match in CANDIDATE.finditer(text.casefold()):
             self._candidate(match.group(), words, whole)
         return AnalysedText(self._stem(words), whole)
 

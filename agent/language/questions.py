@@ -16,7 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
-from store.text_analysis import TextAnalyzer
+from store.text_analysis import CANDIDATE, TextAnalyzer
 
 AnswerType = Literal[
     "yes_no", "number", "date", "person", "place", "procedure", "list", "reason", "entity"
@@ -24,8 +24,6 @@ AnswerType = Literal[
 
 _WORD = re.compile(r"[\w'’-]+")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|none|neither|nor|without)\b|n[’']t\b", re.I)
-# The words a phrase is made of (as the keyword index finds its candidates).
-_PHRASE_TOKEN = re.compile(r"\w+(?:[./-]\w+)*")
 # "take place" says "happen": neither word is what the question is about.
 _TAKE_PLACE = re.compile(r"\b(?:take|takes|took|taken|taking)\s+place\b", re.I)
 _AUXILIARY = re.compile(
@@ -119,8 +117,7 @@ class QuestionAnalyzer:
     def stems(self, text: str) -> list[str]:
         """Stemmed words, accents folded ("Rély" and "Rely" are one word to a reader), and
         without the lone letters a possessive leaves ("Rely's": "rely", "s")."""
-        words = self._analyzer.analyse(_fold_accents(text)).words
-        return [w for w in words if len(w) > 1 or w.isdigit()]
+        return self._words(_fold_accents(text))
 
     def phrase_words(self, text: str) -> tuple[str | None, ...]:
         """The stems of `text` in reading order, with None wherever a stop word or
@@ -130,16 +127,21 @@ class QuestionAnalyzer:
         sequence: list[str | None] = []
         run: list[str] = []
         end = 0
-        for match in _PHRASE_TOKEN.finditer(folded):
+        for match in CANDIDATE.finditer(folded):
             token = match.group()
             if folded[end : match.start()].strip() or token in self._stop_words:
-                sequence.extend([*self.stems(" ".join(run)), None] if run else [None])
+                sequence.extend([*self._words(" ".join(run)), None] if run else [None])
                 run = []
             if token not in self._stop_words:
                 run.append(token)
             end = match.end()
-        sequence.extend(self.stems(" ".join(run)))
+        sequence.extend(self._words(" ".join(run)))
         return tuple(sequence)
+
+    def _words(self, folded: str) -> list[str]:
+        """Stems of text whose accents are already folded, lone letters dropped."""
+        words = self._analyzer.analyse(folded).words
+        return [w for w in words if len(w) > 1 or w.isdigit()]
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = " ".join(question.split())

@@ -22,8 +22,9 @@ import dataclasses
 import itertools
 import re
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import TypeVar
 
 import numpy as np
 
@@ -34,6 +35,8 @@ from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
 from store.corpus import ChunkSpan
+
+T = TypeVar("T")
 
 # Opposites, as stems: a question term missing from a unit that holds its opposite is a
 # contradiction, not a paraphrase.
@@ -264,22 +267,21 @@ class EvidenceScorer:
         return {(a, b) for a, b in itertools.pairwise(self._phrase_words(text)) if a and b}
 
     def _phrase_words(self, text: str) -> tuple[str | None, ...]:
-        cached = self._phrases.get(text)
-        if cached is None:
-            cached = self._analyzer.phrase_words(text)
-            self._phrases[text] = cached
-            if len(self._phrases) > 100_000:
-                self._phrases.popitem(last=False)
-        return cached
+        return _remembered(self._phrases, text, self._analyzer.phrase_words)
 
     def _sequence(self, text: str) -> tuple[str, ...]:
-        cached = self._stems.get(text)
-        if cached is None:
-            cached = tuple(self._analyzer.stems(text))
-            self._stems[text] = cached
-            if len(self._stems) > 100_000:
-                self._stems.popitem(last=False)
-        return cached
+        return _remembered(self._stems, text, lambda t: tuple(self._analyzer.stems(t)))
+
+
+def _remembered(cache: OrderedDict[str, T], text: str, compute: Callable[[str], T]) -> T:
+    """`compute(text)`, kept in `cache` (the oldest of 100,000 entries dropped first)."""
+    found = cache.get(text)
+    if found is None:
+        found = compute(text)
+        cache[text] = found
+        if len(cache) > 100_000:
+            cache.popitem(last=False)
+    return found
 
 
 def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
