@@ -189,8 +189,9 @@ async def demo_command(settings: Settings, questions: Sequence[str], *, interact
         print_outcome(outcome)
         if outcome.errors:
             raise click.ClickException("the demo knowledge base could not be indexed (above)")
-        answerer = runtime.answerer(await runtime.query_embedder())
-        console.print(f"[dim]questions embedded through {runtime.embedder.query_backend}[/]")
+        embedder = await runtime.query_embedder()
+        answerer = runtime.answerer(embedder)
+        console.print(f"[dim]questions embedded through {embedder.query_backend}[/]")
         for question in questions:
             click.echo(f"\n? {question}")
             threads.append(_demo_reply(question, await answerer.answer(question)))

@@ -87,7 +87,7 @@ class Runtime:
     # Where the last sentence warm-up stopped, so the next reads only what changed since.
     sentence_warmup: WarmupState = field(default_factory=WarmupState)
 
-    async def query_embedder(self) -> Embedder:
+    async def query_embedder(self) -> SentenceTransformerEmbedder:
         """The model that embeds questions: the index's active model, whatever is configured.
 
         While the index holds another model's vectors (a model change not yet re-embedded),
