@@ -58,6 +58,9 @@ class Claim:
     sub_question: str = ""
     support: Support = "strong"
     score: float = 0.0
+    # The answer itself, found inside `quote` (a person, a date, an amount, the steps...):
+    # what the reply leads with. "" when the quote holds no span of the type asked for.
+    span: str = ""
 
 
 @dataclass(frozen=True, slots=True)
