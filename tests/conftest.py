@@ -19,11 +19,19 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 import asyncpg
 import pytest
+from hypothesis import settings
 
 from bot.sample_kb import handbook_root
 from store.database import open_pool
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import SentenceTransformerEmbedder
+
+# Property tests draw the same examples on every run (`make test`, CI): a red run is a real
+# failure, never the luck of a draw; the cases that matter are @examples of their tests.
+# `HYPOTHESIS_PROFILE=explore make test` draws fresh random examples (each test's own count).
+settings.register_profile("repeatable", derandomize=True, database=None, print_blob=True)
+settings.register_profile("explore", derandomize=False)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "repeatable"))
 
 HANDBOOK = handbook_root()
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
