@@ -101,6 +101,8 @@ say "installing $(basename "$wheel") and its dependencies (torch's too)"
 # pip leaves an installed slack-kb of the same version alone; a rerun must install this build.
 "${pip[@]}" install --no-deps --force-reinstall "$wheel"
 "$prefix/bin/python" -m pip check >/dev/null
+# The embedded Postgres's pgvector is built for AVX-512 CPUs; rebuilt here for one without.
+"$here/deploy/portable-pgvector.sh" "$prefix/bin/python"
 
 # --- 3. check the install, offline, from outside any source tree --------------------------
 cd "$scratch"

@@ -1,7 +1,8 @@
 """The reply preview opened in headless Chromium: what a person sees of it.
 
 Debian's chromium at /usr/bin/chromium, driven by Playwright (no browser download).
-`.ci/run` installs it; without it these tests fail, never skip.
+`make test` installs it (scripts/test-system-packages.sh); without it these tests fail,
+never skip.
 """
 
 from __future__ import annotations
@@ -61,9 +62,9 @@ CITATIONS_JS = """() => {
 async def browser() -> AsyncIterator[Browser]:
     if not CHROMIUM.exists():
         pytest.fail(
-            f"headless Chromium is missing ({CHROMIUM}). `.ci/run` installs it with "
-            "`apt-get install -y --no-install-recommends chromium`; install it the same way "
-            "to run these tests.",
+            f"headless Chromium is missing ({CHROMIUM}): run `make test`, which installs it "
+            "(scripts/test-system-packages.sh), or `sudo apt-get install -y "
+            "--no-install-recommends chromium fonts-liberation`.",
             pytrace=False,
         )
     async with async_playwright() as playwright:
