@@ -66,6 +66,16 @@ class ConversationLog:
             )
         )
 
+    async def thread_askers(self, *, channel_id: str, thread_ts: str) -> frozenset[str]:
+        """Who the bot has answered in this thread (empty: it never answered here)."""
+        rows = await self._pool.fetch(
+            """SELECT DISTINCT user_id FROM slack_answers
+               WHERE channel_id = $1 AND thread_ts = $2""",
+            channel_id,
+            thread_ts,
+        )
+        return frozenset(str(r["user_id"]) for r in rows)
+
     async def for_run(self, run_id: int) -> PostedAnswer | None:
         row = await self._pool.fetchrow(
             "SELECT * FROM slack_answers WHERE run_id = $1 ORDER BY id LIMIT 1", run_id

@@ -258,6 +258,7 @@ class FakeSlack:
             "assistant.threads.setStatus": lambda p: {"ok": True},
             "assistant.threads.setSuggestedPrompts": lambda p: {"ok": True},
             "assistant.threads.setTitle": lambda p: {"ok": True},
+            "reactions.add": self._react,
             "apps.connections.open": lambda p: {
                 "ok": True,
                 "url": f"ws://127.0.0.1:{self.port}/link",
@@ -290,6 +291,29 @@ class FakeSlack:
                 if p.get("metadata"):
                     message["metadata"] = p["metadata"]
         return {"ok": True, "channel": p["channel"], "ts": p["ts"], "text": p.get("text", "")}
+
+    def _react(self, p: dict[str, Any]) -> dict[str, Any]:
+        """reactions.add (https://docs.slack.dev/reference/methods/reactions.add): channel,
+        timestamp and name required; one reaction of a name per user and message."""
+        if not p.get("channel") or not p.get("timestamp"):
+            return {"ok": False, "error": "no_item_specified"}
+        if not p.get("name"):
+            return {"ok": False, "error": "invalid_name"}
+        for message in self.messages[p["channel"]]:
+            if message["ts"] == p["timestamp"]:
+                reaction = next(
+                    (r for r in message.setdefault("reactions", []) if r["name"] == p["name"]),
+                    None,
+                )
+                if reaction is not None and BOT_USER in reaction["users"]:
+                    return {"ok": False, "error": "already_reacted"}
+                if reaction is None:
+                    reaction = {"name": p["name"], "users": [], "count": 0}
+                    message["reactions"].append(reaction)
+                reaction["users"].append(BOT_USER)
+                reaction["count"] += 1
+                return {"ok": True}
+        return {"ok": False, "error": "message_not_found"}
 
     def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
         thread, latest = str(p["ts"]), p.get("latest")
