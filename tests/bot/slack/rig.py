@@ -531,6 +531,45 @@ def button_click(
     return body
 
 
+def feedback_buttons(blocks: list[dict]) -> dict:
+    """The feedback_buttons element of `blocks` (in its context_actions block)."""
+    (element,) = [
+        element
+        for block in blocks
+        if block.get("type") == "context_actions"
+        for element in block.get("elements", [])
+        if element.get("type") == "feedback_buttons"
+    ]
+    return element
+
+
+def feedback_click(*, message: dict, user: str, positive: bool, response_url: str) -> dict:
+    """The block_actions payload file, as `user` pressing 👍 (or 👎) on `message`'s
+    feedback_buttons. The action has the shape Slack documents for this element
+    (https://docs.slack.dev/tools/bolt-js/reference/interfaces/FeedbackButtonsAction):
+    type feedback_buttons, action_id, block_id, the pressed button's value and text."""
+    element = feedback_buttons(message["blocks"])
+    pressed = element["positive_button" if positive else "negative_button"]
+    body = button_click(
+        button={"action_id": element["action_id"], "value": pressed["value"]},
+        user=user,
+        channel="C111",
+        message=message,
+        response_url=response_url,
+    )
+    body["actions"] = [
+        {
+            "type": "feedback_buttons",
+            "action_id": element["action_id"],
+            "block_id": "fb1",
+            "value": pressed["value"],
+            "text": pressed["text"],
+            "action_ts": "1700009999.123456",
+        }
+    ]
+    return body
+
+
 def view_submission(*, callback_id: str, private_metadata: str, user: str, values: dict) -> dict:
     """The view_submission payload file, with this modal's id, metadata and input values."""
     body = payload("interactive_view_submission.json")
