@@ -330,6 +330,7 @@ def slack_options(settings: Settings) -> BotOptions:
         thread_needs_mention=settings.slack_thread_needs_mention,
         ignore_bots=settings.slack_ignore_bots,
         always_escalate=settings.slack_always_escalate,
+        escalation_elsewhere=settings.slack_escalation_elsewhere,
         runs_per_workspace=settings.slack_runs_per_workspace,
         history_turns=settings.slack_history_turns,
         max_question_chars=settings.slack_max_question_chars,

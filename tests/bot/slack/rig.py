@@ -87,6 +87,8 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
         self.socket_frames: list[dict[str, Any]] = []
+        # Channel members for conversations.members (a channel not listed: channel_not_found).
+        self.members: dict[str, list[str]] = {}
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -259,6 +261,7 @@ class FakeSlack:
             "assistant.threads.setSuggestedPrompts": lambda p: {"ok": True},
             "assistant.threads.setTitle": lambda p: {"ok": True},
             "reactions.add": self._react,
+            "conversations.members": self._members,
             "apps.connections.open": lambda p: {
                 "ok": True,
                 "url": f"ws://127.0.0.1:{self.port}/link",
@@ -314,6 +317,18 @@ class FakeSlack:
                 reaction["count"] += 1
                 return {"ok": True}
         return {"ok": False, "error": "message_not_found"}
+
+    def _members(self, p: dict[str, Any]) -> dict[str, Any]:
+        """conversations.members (https://docs.slack.dev/reference/methods/conversations.members):
+        pages of `limit` ids, the next page's cursor in response_metadata.next_cursor."""
+        if p.get("channel") not in self.members:
+            return {"ok": False, "error": "channel_not_found"}
+        members = self.members[p["channel"]]
+        start = int(p.get("cursor") or 0)
+        limit = int(p.get("limit") or 100)
+        page = members[start : start + limit]
+        following = str(start + limit) if start + limit < len(members) else ""
+        return {"ok": True, "members": page, "response_metadata": {"next_cursor": following}}
 
     def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
         thread, latest = str(p["ts"]), p.get("latest")
