@@ -126,3 +126,17 @@ async def test_app_home_shows_collections_counts_the_last_reindex_and_my_questio
     assert "hr" in view and "ops" in view and "ops-docs" in view
     assert f"{finished:%Y-%m-%d %H:%M}" in view
     assert QUESTION in view  # W222 asked it (the mention payload's user) and opened Home
+    assert "<!date^" in view  # each viewer's own time zone
+    assert "archives/C111/p1700000500000001" in view  # the question links to its thread
+    assert "Knowledge gaps" in view  # the users.info payload file's user is an admin
+
+
+async def test_app_home_shows_the_knowledge_gaps_to_admins_only(start_bot, fake_slack):
+    bot = await start_bot()
+    member = payload("web_users.info.json")
+    member["user"] |= {"is_admin": False, "is_owner": False, "is_primary_owner": False}
+    fake_slack.script("users.info", status=200, body=member)
+    await bot.sender.event(payload("event_app_home_opened_home.json"))
+    await bot.idle()
+    (published,) = fake_slack.calls_to("views.publish")
+    assert "Knowledge gaps" not in json.dumps(published.params["view"])
