@@ -380,6 +380,7 @@ def compose_slack(
     from bot.slack.tasks import BackgroundTasks
     from bot.slack.threads import ThreadHistory
     from bot.slack.trace import TraceDesk
+    from store.asked_documents import AskedDocuments
     from store.catalog import Catalog
     from store.conversations import AssistantThreads, ConversationLog
     from store.deliveries import DeliveryLog
@@ -425,6 +426,7 @@ def compose_slack(
             deliveries=deliveries,
             catalog=catalog,
             access=access.assistant,
+            asked=AskedDocuments(pool),
         ),
         thread_context=StoredThreadContext(assistant_threads),
         escalations=EscalationDesk(
