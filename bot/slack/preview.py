@@ -303,7 +303,8 @@ pre { font: 12px Monaco, Menlo, Consolas, "DejaVu Sans Mono", monospace; backgro
 .mention { color: #1264a3; background: #e8f5fa; border-radius: 3px; padding: 0 2px; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0 4px; }
 .context-actions { display: flex; gap: 2px; margin: 2px 0; }
-.feedback { border: none; background: none; font-size: 15px; padding: 2px 6px; border-radius: 4px; }
+.feedback { border: none; background: none; font-size: 15px; padding: 2px 6px; border-radius: 4px;
+  min-width: 28px; min-height: 28px; }
 .button { font: inherit; font-size: 13px; font-weight: 700; color: #1d1c1d; background: #fff;
   border: 1px solid #bbbabb; border-radius: 4px; padding: 0 12px; height: 28px;
   cursor: pointer; }
