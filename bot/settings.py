@@ -109,6 +109,9 @@ class Settings(BaseSettings):
     )
     slack_ignore_bots: bool = Field(default=True, validation_alias="KB_SLACK_IGNORE_BOTS")
     slack_always_escalate: bool = Field(default=False, validation_alias="KB_SLACK_ALWAYS_ESCALATE")
+    slack_escalation_elsewhere: str | None = Field(
+        default=None, validation_alias="KB_SLACK_ESCALATION_ELSEWHERE"
+    )
     slack_runs_per_workspace: int = Field(
         default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
     )

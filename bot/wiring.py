@@ -6,6 +6,7 @@ import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -62,9 +63,13 @@ if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run i
     from slack_sdk.web.async_client import AsyncWebClient
 
     from bot.slack.config import AccessPolicy, BotOptions
+    from bot.slack.home import KnowledgeGaps
     from bot.slack.services import SlackServices
+    from bot.slack.views import KnowledgeGap
 
 log = logging.getLogger(__name__)
+# App Home's knowledge gaps (admins): the questions of this many days.
+HOME_GAP_DAYS = 30
 
 
 @dataclass(slots=True)
@@ -259,7 +264,19 @@ class Runtime:
             options=options or slack_options(self.settings),
             index_collection=self.index_escalations,
             metrics=self.metrics,
+            knowledge_gaps=self.knowledge_gaps,
         )
+
+    async def knowledge_gaps(self) -> list[KnowledgeGap]:
+        """`kb stats`'s knowledge gaps of the last 30 days, the top five, for App Home."""
+        from bot.slack.views import KnowledgeGap
+        from bot.stats import knowledge_gaps
+        from store.stats import StatsReader
+
+        since = datetime.now(UTC) - timedelta(days=HOME_GAP_DAYS)
+        questions = await StatsReader(self.pool).gap_questions(since=since)
+        gaps = await knowledge_gaps(questions, embedder=await self.query_embedder(), top=5)
+        return [KnowledgeGap(g.question, g.count) for g in gaps]
 
 
 @dataclass
@@ -330,6 +347,7 @@ def slack_options(settings: Settings) -> BotOptions:
         thread_needs_mention=settings.slack_thread_needs_mention,
         ignore_bots=settings.slack_ignore_bots,
         always_escalate=settings.slack_always_escalate,
+        escalation_elsewhere=settings.slack_escalation_elsewhere,
         runs_per_workspace=settings.slack_runs_per_workspace,
         history_turns=settings.slack_history_turns,
         max_question_chars=settings.slack_max_question_chars,
@@ -347,6 +365,7 @@ def compose_slack(
     options: BotOptions,
     index_collection: Callable[[str], Awaitable[object]],
     metrics: Metrics | None = None,
+    knowledge_gaps: KnowledgeGaps | None = None,
 ) -> SlackServices:
     """The Slack app's services over one pool, one Web API client and one answerer."""
     from bot.slack.assistant import AssistantDesk, StoredThreadContext
@@ -361,6 +380,7 @@ def compose_slack(
     from bot.slack.tasks import BackgroundTasks
     from bot.slack.threads import ThreadHistory
     from bot.slack.trace import TraceDesk
+    from store.asked_documents import AskedDocuments
     from store.catalog import Catalog
     from store.conversations import AssistantThreads, ConversationLog
     from store.deliveries import DeliveryLog
@@ -406,6 +426,7 @@ def compose_slack(
             deliveries=deliveries,
             catalog=catalog,
             access=access.assistant,
+            asked=AskedDocuments(pool),
         ),
         thread_context=StoredThreadContext(assistant_threads),
         escalations=EscalationDesk(
@@ -421,7 +442,11 @@ def compose_slack(
         feedback=FeedbackDesk(client=client, feedback=FeedbackRepository(pool), metrics=metrics),
         traces=TraceDesk(client=client, runs=runs, catalog=catalog, access=access),
         home=HomeDesk(
-            client=client, catalog=catalog, conversations=conversations, access=access.home
+            client=client,
+            catalog=catalog,
+            conversations=conversations,
+            access=access.home,
+            knowledge_gaps=knowledge_gaps,
         ),
         tasks=BackgroundTasks(),
     )

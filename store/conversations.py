@@ -34,6 +34,7 @@ class RecentQuestion:
     asked_at: datetime
     channel_id: str
     run_id: int | None
+    thread_ts: str | None = None  # where the answer went (None: a private answer)
 
 
 class ConversationLog:
@@ -66,6 +67,16 @@ class ConversationLog:
             )
         )
 
+    async def thread_askers(self, *, channel_id: str, thread_ts: str) -> frozenset[str]:
+        """Who the bot has answered in this thread (empty: it never answered here)."""
+        rows = await self._pool.fetch(
+            """SELECT DISTINCT user_id FROM slack_answers
+               WHERE channel_id = $1 AND thread_ts = $2""",
+            channel_id,
+            thread_ts,
+        )
+        return frozenset(str(r["user_id"]) for r in rows)
+
     async def for_run(self, run_id: int) -> PostedAnswer | None:
         row = await self._pool.fetchrow(
             "SELECT * FROM slack_answers WHERE run_id = $1 ORDER BY id LIMIT 1", run_id
@@ -74,13 +85,15 @@ class ConversationLog:
 
     async def recent_questions(self, *, user_id: str, limit: int = 5) -> list[RecentQuestion]:
         rows = await self._pool.fetch(
-            """SELECT question, created_at, channel_id, run_id FROM slack_answers
+            """SELECT question, created_at, channel_id, run_id, thread_ts FROM slack_answers
                WHERE user_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2""",
             user_id,
             limit,
         )
         return [
-            RecentQuestion(r["question"], r["created_at"], r["channel_id"], r["run_id"])
+            RecentQuestion(
+                r["question"], r["created_at"], r["channel_id"], r["run_id"], r["thread_ts"]
+            )
             for r in rows
         ]
 

@@ -12,7 +12,8 @@ rewrites the first bot message.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from slack_bolt.context.assistant.thread_context import AssistantThreadContext
@@ -23,28 +24,39 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.config import Access
 from bot.slack.conversation import Asked, Conversation
+from bot.slack.mrkdwn import shorten
 from bot.slack.notices import ASSISTANT_GREETING
 from bot.slack.predicates import message_key, question_text
 from bot.slack.replies import AssistantReply
+from store.asked_documents import AskedDocuments, CitedDocument
 from store.catalog import Catalog, CollectionSummary
 from store.conversations import AssistantThreads
 from store.deliveries import DeliveryLog
 
 MAX_PROMPTS = 4
+PROMPT_TITLE = 75  # setSuggestedPrompts shows a short title; the message is what is asked
+# Suggested prompts count the citations of this many days of answers.
+PROMPT_DAYS = 30
 TITLE_LENGTH = 60
 
 
-def suggested_prompts(collections: list[CollectionSummary]) -> list[dict[str, str]]:
-    """One prompt per collection (a document title as the topic), at most four."""
-    prompts = []
-    for collection in collections[:MAX_PROMPTS]:
-        topic = collection.sample_titles[0] if collection.sample_titles else collection.name
-        prompts.append(
-            {
-                "title": f"Ask about {collection.name}"[:75],
-                "message": f"What should I know about {topic}?",
-            }
-        )
+def suggested_prompts(
+    collections: list[CollectionSummary], cited: Sequence[CitedDocument] = ()
+) -> list[dict[str, str]]:
+    """At most four prompts, each a document title: the documents answers cited most
+    (what people ask about), then one title per collection while there is room.
+
+    `collections` are the ones the panel may see; a cited document of another is skipped.
+    """
+    allowed = {c.name for c in collections}
+    titles = [d.title for d in cited if d.collection in allowed]
+    titles += [c.sample_titles[0] for c in collections if c.sample_titles]
+    prompts: list[dict[str, str]] = []
+    for title in dict.fromkeys(" ".join(t.split()) for t in titles if t.strip()):
+        if len(prompts) == MAX_PROMPTS:
+            break
+        topic = shorten(title, PROMPT_TITLE)
+        prompts.append({"title": topic, "message": f"What should I know about {topic}?"})
     return prompts
 
 
@@ -74,7 +86,9 @@ class AssistantDesk:
         deliveries: DeliveryLog,
         catalog: Catalog,
         access: Access,
+        asked: AskedDocuments | None = None,
     ) -> None:
+        self._asked = asked
         self._client = client
         self._conversation = conversation
         self._threads = threads
@@ -101,7 +115,11 @@ class AssistantDesk:
             channel=channel, thread_ts=thread_ts, text=ASSISTANT_GREETING
         )
         collections = [c for c in await self._catalog.collections() if self._access.allows(c.name)]
-        prompts = suggested_prompts(collections)
+        cited: list[CitedDocument] = []
+        if self._asked is not None:
+            since = datetime.now(UTC) - timedelta(days=PROMPT_DAYS)
+            cited = await self._asked.most_cited(since=since)
+        prompts = suggested_prompts(collections, cited)
         if prompts:
             await self._client.assistant_threads_setSuggestedPrompts(
                 channel_id=channel, thread_ts=thread_ts, prompts=prompts

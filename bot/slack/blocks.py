@@ -38,6 +38,7 @@ from bot.slack.escalation_blocks import (
     mark_escalated,
     resolved_escalation_message,
 )
+from bot.slack.feedback_buttons import feedback_block
 from bot.slack.layout import (
     Block,
     SlackMessage,
@@ -74,8 +75,8 @@ __all__ = [
 
 NOT_COVERED = "I couldn't find this in the knowledge base."
 # Room kept in every message for its "part k of n" line, the "Escalated by" note and the
-# buttons (three blocks; the note's link is at most 300 characters).
-_RESERVED_BLOCKS = 3
+# buttons and the feedback buttons (four blocks; the note's link is at most 300 characters).
+_RESERVED_BLOCKS = 4
 _RESERVED_CHARS = 600
 _MIN_FILL = 300
 
@@ -94,7 +95,8 @@ class ReplyOptions:
     # gives way to "Escalated by <@U…> → link".
     escalated_by: str | None = None
     escalation_link: str | None = None
-    # The viewer's vote, highlighted on its button.
+    # The viewer's vote. Slack's feedback buttons show the pressed one themselves, so it
+    # no longer changes the blocks.
     vote: Vote | None = None
     # False for places without interactivity (a preview of what was posted elsewhere).
     buttons: bool = True
@@ -268,29 +270,16 @@ def _closing(answer: Answer, options: ReplyOptions) -> list[Block]:
     run_id = options.run_id if options.run_id is not None else answer.run_id
     if options.buttons and run_id is not None:
         offer = (answer.escalate or options.always_offer_escalation) and not options.escalated_by
-        blocks.append(answer_buttons(run_id=run_id, escalate=offer, vote=options.vote))
+        blocks.append(answer_buttons(run_id=run_id, escalate=offer))
+        # 👍 / 👎 as Slack's own feedback buttons, which show the pressed one themselves.
+        blocks.append(feedback_block(run_id=run_id))
     return blocks
 
 
-def answer_buttons(*, run_id: int, escalate: bool, vote: Vote | None = None) -> Block:
+def answer_buttons(*, run_id: int, escalate: bool) -> Block:
+    """ "Why this answer?" and, when offered, "Escalate to a human" (votes: feedback_block)."""
     value = ids.action_value(run=run_id)
-    buttons = [
-        button(
-            "👍",
-            action_id=ids.FEEDBACK_UP,
-            value=value,
-            style="primary" if vote == "up" else None,
-            accessibility_label="This answer helped",
-        ),
-        button(
-            "👎",
-            action_id=ids.FEEDBACK_DOWN,
-            value=value,
-            style="primary" if vote == "down" else None,
-            accessibility_label="This answer did not help",
-        ),
-        button("Why this answer?", action_id=ids.WHY, value=value),
-    ]
+    buttons = [button("Why this answer?", action_id=ids.WHY, value=value)]
     if escalate:
         buttons.append(button("Escalate to a human", action_id=ids.ESCALATE, value=value))
     return actions(buttons)

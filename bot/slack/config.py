@@ -157,6 +157,8 @@ class BotOptions:
     thread_needs_mention: bool = False
     ignore_bots: bool = True
     always_escalate: bool = False
+    # Without an escalation channel: what a DM or private asker is told on "Escalate".
+    escalation_elsewhere: str | None = None
     runs_per_workspace: int = 2
     history_turns: int = 10
     # Longer questions get a polite "please shorten it" instead of a run (bounded work).

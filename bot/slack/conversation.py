@@ -206,13 +206,9 @@ class Conversation:
         return origin
 
     def _render(self, answer: Answer) -> list[SlackMessage]:
-        if self._options.escalation_channel is None:
-            # No escalation channel: offering "Escalate to a human" would be a dead button.
-            answer = dataclasses.replace(answer, escalate=False)
-        options = ReplyOptions(
-            always_offer_escalation=self._options.always_escalate
-            and self._options.escalation_channel is not None
-        )
+        # Without an escalation channel the button still works: the question goes to the
+        # people of the asker's own channel, in its thread (bot/slack/escalation.py).
+        options = ReplyOptions(always_offer_escalation=self._options.always_escalate)
         return answer_messages(answer, options=options)
 
     async def _record(self, asked: Asked, answer: Answer, message_ts: str | None) -> None:

@@ -2,11 +2,15 @@
 
 "Escalate to a human" posts the question, the asker, a permalink to the thread, what was
 found (with citations) and what is missing to the escalation channel, pinging the
-configured user group; the original reply then says who escalated it, with a link. The
-escalation message offers "Mark resolved" and "Answer & add to knowledge base": the
-expert's answer is posted in the asker's thread (or sent to the asker directly when the
-answer was private), stored with the escalation, and indexed at once as a document of
-the escalations source, in the collection of the channel the question came from.
+configured user group. Without an escalation channel the same note goes in the asker's
+thread, for the people of that channel, and only its members may answer it for the
+knowledge base; a question with no channel thread (a DM, a private answer) gets a line
+saying where to ask instead (KB_SLACK_ESCALATION_ELSEWHERE). The original reply then
+says who escalated it, with a link. The escalation message offers "Mark resolved" and
+"Answer & add to knowledge base": the expert's answer is posted in the asker's thread
+(or sent to the asker directly when the answer was private), stored with the escalation,
+and indexed at once as a document of the escalations source, in the collection of the
+channel the question came from.
 
 What the escalation channel is shown is filtered twice: by what the asking channel may
 see and by what the escalation channel may see.
@@ -35,10 +39,12 @@ from bot.slack.blocks import (
 )
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.members import in_channel_thread, is_member, posted_in_thread
 from bot.slack.notices import (
+    ESCALATION_ELSEWHERE,
     ESCALATION_FAILED,
     ESCALATION_NOT_FOUND,
-    ESCALATION_OFF,
+    NOT_A_MEMBER,
     RUN_NOT_FOUND,
     added_to_knowledge,
     already_escalated,
@@ -80,10 +86,9 @@ class EscalationDesk:
         self._metrics = metrics
 
     async def escalate(self, click: Click) -> None:
-        channel = self._options.escalation_channel
         run = await self._runs.get(click.run_id) if click.run_id is not None else None
-        if channel is None or run is None or run.answer is None:
-            await self._tell(click, ESCALATION_OFF if channel is None else RUN_NOT_FOUND)
+        if run is None or run.answer is None:
+            await self._tell(click, RUN_NOT_FOUND)
             return
         answer = Answer.from_dict(run.answer)
         escalation = await self._open(click, run.id, answer, run.origin)
@@ -93,8 +98,15 @@ class EscalationDesk:
                 click, already_escalated(existing.post_permalink if existing else None)
             )
             return
+        channel, thread_ts = self._options.escalation_channel, None
+        if channel is None:
+            if not in_channel_thread(escalation):
+                await self._escalations.forget(escalation.id)
+                await self._tell(click, self._options.escalation_elsewhere or ESCALATION_ELSEWHERE)
+                return
+            channel, thread_ts = escalation.channel_id, escalation.thread_ts
         try:
-            escalation = await self._post(escalation, answer, channel)
+            escalation = await self._post(escalation, answer, channel, thread_ts=thread_ts)
         except SlackApiError as exc:
             # Nothing reached the experts: forget it, so pressing again can succeed.
             await self._escalations.forget(escalation.id)
@@ -125,9 +137,13 @@ class EscalationDesk:
             )
         )
 
-    async def _post(self, escalation: Escalation, answer: Answer, channel: str) -> Escalation:
+    async def _post(
+        self, escalation: Escalation, answer: Answer, channel: str, *, thread_ts: str | None
+    ) -> Escalation:
         response = await self._client.chat_postMessage(
-            channel=channel, **self._post_message(escalation, answer).post_kwargs()
+            channel=channel,
+            thread_ts=thread_ts,
+            **self._post_message(escalation, answer).post_kwargs(),
         )
         ts = str(response["ts"])
         return await self._escalations.posted(
@@ -201,6 +217,9 @@ class EscalationDesk:
         if escalation is None or not click.trigger_id:
             await self._tell(click, ESCALATION_NOT_FOUND)
             return
+        if not await self._may_answer(escalation, click.user_id):
+            await self._tell(click, NOT_A_MEMBER)
+            return
         form = ExpertAnswerForm(
             escalation_id=escalation.id, run_id=escalation.run_id, question=escalation.question
         )
@@ -208,6 +227,9 @@ class EscalationDesk:
 
     async def expert_answer(self, *, escalation_id: int, expert_id: str, text: str) -> None:
         """Post the expert's answer to the asker, store it, and index it right away."""
+        found = await self._escalations.get(escalation_id)
+        if found is None or not await self._may_answer(found, expert_id):
+            return  # the form is only opened for members; a forged submission stores nothing
         escalation = await self._escalations.resolve(
             escalation_id, resolved_by=expert_id, answer=text
         )
@@ -247,6 +269,17 @@ class EscalationDesk:
         await self._client.chat_update(
             channel=escalation.post_channel_id, ts=escalation.post_ts, **message.update_kwargs()
         )
+
+    async def _may_answer(self, escalation: Escalation, user_id: str) -> bool:
+        """In a configured escalation channel anyone there may answer (today's behaviour);
+        a note in the asker's own thread, only that channel's members (conversations.members)."""
+        if escalation.post_channel_id is None or not posted_in_thread(escalation):
+            return True
+        try:
+            return await is_member(self._client, escalation.post_channel_id, user_id)
+        except SlackApiError as exc:
+            log.warning("cannot list the channel's members: %s", exc.response.get("error"))
+            return False
 
     async def _permalink(self, channel_id: str | None, ts: str | None) -> str | None:
         if not channel_id or not ts:

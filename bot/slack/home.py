@@ -1,13 +1,24 @@
-"""App Home: what the bot knows (within App Home's access), how to ask, your recent questions."""
+"""App Home: what the bot knows (within App Home's access), how to ask, your recent questions
+(each linked to its thread), and for workspace admins the knowledge gaps of `kb stats`."""
 
 from __future__ import annotations
 
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.config import Access
-from bot.slack.views import HomeContent, RecentQuestion, SourceSummary, home_view
+from bot.slack.views import HomeContent, KnowledgeGap, RecentQuestion, SourceSummary, home_view
 from store.catalog import Catalog
 from store.conversations import ConversationLog
+from store.conversations import RecentQuestion as AskedBefore
+
+log = logging.getLogger(__name__)
+
+KnowledgeGaps = Callable[[], Awaitable[Sequence[KnowledgeGap]]]
+"""The most frequent questions that escalated or got 👎 lately, grouped by meaning."""
 
 
 class HomeDesk:
@@ -18,11 +29,13 @@ class HomeDesk:
         catalog: Catalog,
         conversations: ConversationLog,
         access: Access,
+        knowledge_gaps: KnowledgeGaps | None = None,
     ) -> None:
         self._client = client
         self._catalog = catalog
         self._conversations = conversations
         self._access = access
+        self._knowledge_gaps = knowledge_gaps
 
     async def publish(self, *, user_id: str) -> None:
         sources = [
@@ -36,7 +49,37 @@ class HomeDesk:
             HomeContent(
                 sources=sources,
                 last_reindex=await self._catalog.last_successful_reindex(),
-                recent_questions=[RecentQuestion(q.question, q.asked_at) for q in recent],
+                recent_questions=[
+                    RecentQuestion(q.question, q.asked_at, await self._thread_link(q))
+                    for q in recent
+                ],
+                gaps=await self._gaps_for(user_id),
             )
         )
         await self._client.views_publish(user_id=user_id, view=view)
+
+    async def _thread_link(self, asked: AskedBefore) -> str | None:
+        if not asked.thread_ts:
+            return None  # a private answer has no thread to go back to
+        try:
+            response = await self._client.chat_getPermalink(
+                channel=asked.channel_id, message_ts=asked.thread_ts
+            )
+        except SlackApiError as exc:
+            log.info("no link to an earlier question's thread: %s", exc.response.get("error"))
+            return None
+        permalink = response.get("permalink")
+        return str(permalink) if permalink else None
+
+    async def _gaps_for(self, user_id: str) -> Sequence[KnowledgeGap] | None:
+        """The gaps for a workspace admin or owner (users.info), None for everyone else."""
+        if self._knowledge_gaps is None:
+            return None
+        try:
+            user = (await self._client.users_info(user=user_id)).get("user") or {}
+        except SlackApiError as exc:
+            log.info("cannot tell whether a Home viewer is an admin: %s", exc.response.get("error"))
+            return None
+        if not any(user.get(flag) for flag in ("is_admin", "is_owner", "is_primary_owner")):
+            return None
+        return await self._knowledge_gaps()

@@ -30,6 +30,9 @@ SECTION_TEXT = 3000
 HEADER_TEXT = 150
 CONTEXT_ELEMENTS = 10
 ACTIONS_ELEMENTS = 25
+CONTEXT_ACTIONS_ELEMENTS = (
+    5  # https://docs.slack.dev/reference/block-kit/blocks/context-actions-block
+)
 BUTTON_TEXT = 75
 BUTTON_VALUE = 2000
 BUTTON_URL = 3000
@@ -142,6 +145,12 @@ def _block_problems(block: Mapping[str, Any], where: str, action_ids: list[str])
         for element in elements:
             problems += _element_problems(element, where, action_ids)
         return problems
+    if kind == "context_actions":
+        elements = block.get("elements", [])
+        problems = _count_problems(elements, where, CONTEXT_ACTIONS_ELEMENTS)
+        for element in elements:
+            problems += _feedback_problems(element, where, action_ids)
+        return problems
     if kind == "input":
         return _input_problems(block, where)
     if kind == "divider":
@@ -169,6 +178,26 @@ def _element_problems(element: Mapping[str, Any], where: str, action_ids: list[s
         problems.append(f"{where}: accessibility_label over {ACCESSIBILITY_LABEL}")
     if element.get("style") not in (None, "primary", "danger"):
         problems.append(f"{where}: bad button style")
+    return problems
+
+
+def _feedback_problems(element: Mapping[str, Any], where: str, action_ids: list[str]) -> list[str]:
+    """A feedback_buttons element: two buttons of plain text, value and label, one action id
+    (https://docs.slack.dev/reference/block-kit/block-elements/feedback-buttons-element)."""
+    if element.get("type") != "feedback_buttons":
+        return [f"{where}: an element the renderers do not make"]
+    action_id = element.get("action_id", "")
+    action_ids.append(action_id)
+    problems = [] if 0 < slack_len(action_id) <= ACTION_ID else [f"{where}: bad action_id"]
+    for side in ("positive_button", "negative_button"):
+        button = element.get(side) or {}
+        problems += _text_problems(
+            button.get("text"), f"{where} {side}", BUTTON_TEXT, plain_only=True
+        )
+        if not 0 < slack_len(button.get("value", "")) <= BUTTON_VALUE:
+            problems.append(f"{where}: {side} value missing or over {BUTTON_VALUE}")
+        if slack_len(button.get("accessibility_label", "")) > ACCESSIBILITY_LABEL:
+            problems.append(f"{where}: {side} accessibility_label over {ACCESSIBILITY_LABEL}")
     return problems
 
 

@@ -7,9 +7,11 @@ both as a mention and as a message event is answered once, whichever comes first
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
 from typing import Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import help_message
@@ -29,6 +31,10 @@ from bot.slack.predicates import (
 from bot.slack.replies import ThreadReply
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog
+
+log = logging.getLogger(__name__)
+# Slack's emoji name for 🙂: "you're welcome", distinct from the 👍 of feedback.
+THANKS_REACTION = "slightly_smiling_face"
 
 
 class MessageDesk:
@@ -52,6 +58,9 @@ class MessageDesk:
     async def handle(self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str) -> None:
         decision = await self._route(event, bot_user_id)
         if decision is Route.IGNORE:
+            return
+        if decision is Route.REACT:
+            await self._react(event)
             return
         question = question_text(event.get("text", ""), bot_user_id=bot_user_id)
         if not question and not mentions(event.get("text", ""), bot_user_id):
@@ -100,18 +109,33 @@ class MessageDesk:
         await self._conversation.run(asked, reply)
 
     async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
-        answered = False
+        askers: frozenset[str] = frozenset()
         if is_thread_reply(event) and not is_dm(event):
-            answered = await self._conversations.answered_thread(
+            askers = await self._conversations.thread_askers(
                 channel_id=str(event.get("channel")), thread_ts=str(event.get("thread_ts"))
             )
         return route(
             event,
             bot_user_id=bot_user_id,
             help_channels=self._options.help_channels,
-            thread_answered=answered,
+            thread_answered=bool(askers),
             thread_needs_mention=self._options.thread_needs_mention,
+            thread_askers=askers,
         )
+
+    async def _react(self, event: Mapping[str, Any]) -> None:
+        """A thank-you: one reaction on it (claimed like an answer, so once per message)."""
+        key = message_key(event)
+        if not await self._deliveries.claim(key, kind="message"):
+            return
+        try:
+            await self._client.reactions_add(
+                channel=str(event["channel"]), timestamp=str(event["ts"]), name=THANKS_REACTION
+            )
+        except SlackApiError as exc:
+            # Already reacted (a redelivery), or no reactions:write scope: a reaction is a
+            # courtesy, never worth an error message in the thread.
+            log.info("no reaction on a thank-you: %s", exc.response.get("error"))
 
 
 def _surface(event: Mapping[str, Any], decision: Route) -> str:

@@ -16,6 +16,13 @@ RUN_NOT_FOUND = "I can't find that answer any more; ask the question again."
 ESCALATION_OFF = (
     "Escalation is not set up here; an admin sets KB_SLACK_ESCALATION_CHANNEL to turn it on."
 )
+# Without an escalation channel, a question with no channel thread to escalate in (a DM, a
+# private /kb answer) gets this line (KB_SLACK_ESCALATION_ELSEWHERE replaces it).
+ESCALATION_ELSEWHERE = (
+    "Nobody here takes escalations from a direct message. Ask your question in your team's "
+    "help channel with @kb, and press Escalate there: the people in that channel can answer."
+)
+NOT_A_MEMBER = "Only members of this channel can answer this question for the knowledge base."
 ALREADY_ESCALATED = "This question was already escalated"
 ESCALATION_NOT_FOUND = "I can't find that escalation any more."
 ESCALATION_FAILED = (

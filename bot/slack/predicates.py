@@ -13,6 +13,8 @@ from collections.abc import Mapping
 from enum import Enum
 from typing import Any
 
+from bot.slack.followups import FollowUp, follow_up
+
 Payload = Mapping[str, Any]
 
 # Message subtypes that are someone writing to the channel; everything else (edits,
@@ -27,6 +29,7 @@ class Route(Enum):
     IGNORE = "ignore"
     ANSWER = "answer"  # in the message's thread, with the thread's earlier turns
     ANSWER_IF_GROUNDED = "answer_if_grounded"  # help channels: post only a grounded answer
+    REACT = "react"  # a thank-you in the bot's thread: a reaction, not a reply
 
 
 def event_of(body: Payload) -> Payload | None:
@@ -106,24 +109,44 @@ def route(
     help_channels: frozenset[str],
     thread_answered: bool,
     thread_needs_mention: bool,
+    thread_askers: frozenset[str] | None = None,
 ) -> Route:
     """What to do with a user message (`app_mention` or `message`), noise already filtered.
 
     The same message can arrive as both `app_mention` and `message`: both give the same
-    route, and the answer is claimed once per message (see `message_key`).
+    route, and the answer is claimed once per message (see `message_key`). A reply in a
+    thread the bot answered is judged by `followups.follow_up` against `thread_askers`
+    (who the bot answered there); None answers every reply, as before that judgement.
     """
     if event.get("type") == "app_mention" or is_dm(event):
         return Route.ANSWER
     mentioned = mentions(event.get("text", ""), bot_user_id)
     if is_thread_reply(event):
-        if thread_answered and (mentioned or not thread_needs_mention):
+        if mentioned:
             return Route.ANSWER
-        return Route.ANSWER if mentioned else Route.IGNORE
+        if not thread_answered or thread_needs_mention:
+            return Route.IGNORE
+        if thread_askers is None:
+            return Route.ANSWER
+        decision = follow_up(
+            event.get("text", ""),
+            author=str(event.get("user", "")),
+            askers=thread_askers,
+            bot_user_id=bot_user_id,
+        )
+        return _FOLLOW_UP_ROUTES[decision]
     if mentioned:
         return Route.ANSWER
     if event.get("channel") in help_channels:
         return Route.ANSWER_IF_GROUNDED
     return Route.IGNORE
+
+
+_FOLLOW_UP_ROUTES = {
+    FollowUp.ANSWER: Route.ANSWER,
+    FollowUp.REACT: Route.REACT,
+    FollowUp.IGNORE: Route.IGNORE,
+}
 
 
 def never_for_the_bot(
@@ -141,6 +164,8 @@ def never_for_the_bot(
         help_channels=help_channels,
         thread_answered=True,
         thread_needs_mention=False,
+        # As if the author were the asker: whether they are is a database question.
+        thread_askers=frozenset({str(event.get("user", ""))}),
     )
     return possible is Route.IGNORE
 

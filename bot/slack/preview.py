@@ -117,14 +117,29 @@ def _actions(block: Mapping[str, Any]) -> str:
     return f'<div class="actions">{buttons}</div>'
 
 
+def _context_actions(block: Mapping[str, Any]) -> str:
+    """Slack's feedback buttons: two small icon buttons at the foot of the message."""
+    parts = []
+    for element in block.get("elements", []):
+        if not isinstance(element, Mapping) or element.get("type") != "feedback_buttons":
+            continue
+        for side in ("positive_button", "negative_button"):
+            button = element.get(side)
+            if isinstance(button, Mapping):
+                parts.append(
+                    _button({**button, "action_id": element.get("action_id", "")}, "feedback")
+                )
+    return f'<div class="context-actions">{"".join(parts)}</div>'
+
+
 def _input(block: Mapping[str, Any]) -> str:
     label = _text(block.get("label"))
     return f'<label class="input">{label}<textarea disabled></textarea></label>'
 
 
-def _button(element: Mapping[str, Any]) -> str:
+def _button(element: Mapping[str, Any], kind: str = "button") -> str:
     style = element.get("style")
-    classes = "button" + (f" {style}" if style in ("primary", "danger") else "")
+    classes = kind + (f" {style}" if style in ("primary", "danger") else "")
     label = element.get("accessibility_label")
     aria = f' aria-label="{html.escape(str(label))}"' if label else ""
     return (
@@ -141,6 +156,7 @@ _RENDERERS: dict[str, Callable[[Mapping[str, Any]], str]] = {
     "header": _header,
     "divider": _divider,
     "actions": _actions,
+    "context_actions": _context_actions,
     "input": _input,
 }
 
@@ -286,6 +302,9 @@ pre { font: 12px Monaco, Menlo, Consolas, "DejaVu Sans Mono", monospace; backgro
   border: 1px solid #e0e0e0; border-radius: 4px; padding: 8px; white-space: pre-wrap; }
 .mention { color: #1264a3; background: #e8f5fa; border-radius: 3px; padding: 0 2px; }
 .actions { display: flex; flex-wrap: wrap; gap: 8px; margin: 8px 0 4px; }
+.context-actions { display: flex; gap: 2px; margin: 2px 0; }
+.feedback { border: none; background: none; font-size: 15px; padding: 2px 6px; border-radius: 4px;
+  min-width: 28px; min-height: 28px; }
 .button { font: inherit; font-size: 13px; font-weight: 700; color: #1d1c1d; background: #fff;
   border: 1px solid #bbbabb; border-radius: 4px; padding: 0 12px; height: 28px;
   cursor: pointer; }

@@ -26,6 +26,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.slack.blocks import SlackMessage, placeholder_message
+from bot.slack.loading import loading_messages
 from bot.slack.posting import Poster
 from bot.slack.web import retry_handlers
 
@@ -199,18 +200,24 @@ class AssistantReply:
         self._thread_ts = thread_ts
         self._done = False
         self._lock = asyncio.Lock()
+        self._steps: list[str] = []  # the loop's steps so far: the rotating loading messages
 
     async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
         if queue_position:
             status = f"is busy: {queue_position} question(s) ahead of yours…"
         elif step:
             status = f"is working: {step}"
+            self._steps.append(step)
         else:
             status = WORKING_STATUS
+        rotating = loading_messages(self._steps) if not queue_position else []
         async with self._lock:
             if not self._done:
                 await self._client.assistant_threads_setStatus(
-                    channel_id=self._channel, thread_ts=self._thread_ts, status=status[:250]
+                    channel_id=self._channel,
+                    thread_ts=self._thread_ts,
+                    status=status[:250],
+                    loading_messages=rotating or None,
                 )
 
     async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:

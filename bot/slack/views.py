@@ -37,6 +37,14 @@ class RecentQuestion:
 
 
 @dataclass(frozen=True, slots=True)
+class KnowledgeGap:
+    """A group of questions that escalated or got 👎 (`kb stats`), for admins."""
+
+    question: str  # the most recent wording
+    count: int
+
+
+@dataclass(frozen=True, slots=True)
 class HomeContent:
     """What the App Home shows one user."""
 
@@ -44,6 +52,7 @@ class HomeContent:
     last_reindex: datetime | None = None  # the last successful one
     recent_questions: Sequence[RecentQuestion] = ()
     command: str = "/kb"
+    gaps: Sequence[KnowledgeGap] | None = None  # None: not an admin, the section is left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +80,28 @@ def home_view(content: HomeContent) -> View:
         header("Your recent questions"),
         section(_recent(content.recent_questions)),
     ]
+    if content.gaps is not None:
+        blocks += [divider(), header("Knowledge gaps (admins)"), section(_gaps(content.gaps))]
     return {"type": "home", "blocks": blocks}
+
+
+def local_time(when: datetime, *, with_time: bool = True) -> str:
+    """A time each viewer's Slack shows in their own time zone (`<!date^…>`), with UTC
+    as the fallback text for clients that cannot (https://docs.slack.dev/messaging/formatting-message-text#date-formatting)."""
+    stamp = int(when.timestamp())
+    if with_time:
+        return f"<!date^{stamp}^{{date_short_pretty}} at {{time}}|{when:%Y-%m-%d %H:%M} UTC>"
+    return f"<!date^{stamp}^{{date_short_pretty}}|{when:%Y-%m-%d}>"
+
+
+def _gaps(gaps: Sequence[KnowledgeGap]) -> str:
+    if not gaps:
+        return "No questions escalated or got a 👎 in the last 30 days."
+    lines = ["Asked, and not answered well, in the last 30 days (`kb stats` has more):"]
+    for gap in gaps:
+        times = f"{gap.count} time{'s' if gap.count != 1 else ''}"
+        lines.append(f"• {excerpt(shorten(gap.question, 140), 140)} — {times}")
+    return capped_lines(lines, limit=2800)
 
 
 def _knowledge(sources: Sequence[SourceSummary]) -> str:
@@ -94,7 +124,7 @@ def _knowledge(sources: Sequence[SourceSummary]) -> str:
 def _reindexed(when: datetime | None) -> str:
     if when is None:
         return "No reindex has finished yet."
-    return f"Last successful reindex: {when:%Y-%m-%d %H:%M} UTC"
+    return f"Last successful reindex: {local_time(when)}"
 
 
 def _recent(questions: Sequence[RecentQuestion]) -> str:
@@ -105,7 +135,7 @@ def _recent(questions: Sequence[RecentQuestion]) -> str:
         shown = shorten(asked.question, 140)
         line = f"• {link(asked.link, shown) if asked.link else excerpt(shown, 140)}"
         if asked.asked_at is not None:
-            line += f" · {asked.asked_at:%Y-%m-%d}"
+            line += f" · {local_time(asked.asked_at, with_time=False)}"
         lines.append(line)
     return capped_lines(lines, limit=2800)
 

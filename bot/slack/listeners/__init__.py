@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from slack_bolt.async_app import AsyncApp
 
-from bot.slack.listeners import actions, assistant, command, home, mention, message, views
+from bot.slack.listeners import (
+    actions,
+    assistant,
+    command,
+    feedback,
+    home,
+    mention,
+    message,
+    views,
+)
 from bot.slack.services import SlackServices
 
 
@@ -15,5 +24,6 @@ def register_all(app: AsyncApp, services: SlackServices) -> None:
     message.register(app, services)
     command.register(app, services)
     actions.register(app, services)
+    feedback.register(app, services)
     views.register(app, services)
     home.register(app, services)

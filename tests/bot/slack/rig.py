@@ -87,6 +87,8 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
         self.socket_frames: list[dict[str, Any]] = []
+        # Channel members for conversations.members (a channel not listed: channel_not_found).
+        self.members: dict[str, list[str]] = {}
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -258,6 +260,8 @@ class FakeSlack:
             "assistant.threads.setStatus": lambda p: {"ok": True},
             "assistant.threads.setSuggestedPrompts": lambda p: {"ok": True},
             "assistant.threads.setTitle": lambda p: {"ok": True},
+            "reactions.add": self._react,
+            "conversations.members": self._members,
             "apps.connections.open": lambda p: {
                 "ok": True,
                 "url": f"ws://127.0.0.1:{self.port}/link",
@@ -290,6 +294,41 @@ class FakeSlack:
                 if p.get("metadata"):
                     message["metadata"] = p["metadata"]
         return {"ok": True, "channel": p["channel"], "ts": p["ts"], "text": p.get("text", "")}
+
+    def _react(self, p: dict[str, Any]) -> dict[str, Any]:
+        """reactions.add (https://docs.slack.dev/reference/methods/reactions.add): channel,
+        timestamp and name required; one reaction of a name per user and message."""
+        if not p.get("channel") or not p.get("timestamp"):
+            return {"ok": False, "error": "no_item_specified"}
+        if not p.get("name"):
+            return {"ok": False, "error": "invalid_name"}
+        for message in self.messages[p["channel"]]:
+            if message["ts"] == p["timestamp"]:
+                reaction = next(
+                    (r for r in message.setdefault("reactions", []) if r["name"] == p["name"]),
+                    None,
+                )
+                if reaction is not None and BOT_USER in reaction["users"]:
+                    return {"ok": False, "error": "already_reacted"}
+                if reaction is None:
+                    reaction = {"name": p["name"], "users": [], "count": 0}
+                    message["reactions"].append(reaction)
+                reaction["users"].append(BOT_USER)
+                reaction["count"] += 1
+                return {"ok": True}
+        return {"ok": False, "error": "message_not_found"}
+
+    def _members(self, p: dict[str, Any]) -> dict[str, Any]:
+        """conversations.members (https://docs.slack.dev/reference/methods/conversations.members):
+        pages of `limit` ids, the next page's cursor in response_metadata.next_cursor."""
+        if p.get("channel") not in self.members:
+            return {"ok": False, "error": "channel_not_found"}
+        members = self.members[p["channel"]]
+        start = int(p.get("cursor") or 0)
+        limit = int(p.get("limit") or 100)
+        page = members[start : start + limit]
+        following = str(start + limit) if start + limit < len(members) else ""
+        return {"ok": True, "members": page, "response_metadata": {"next_cursor": following}}
 
     def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
         thread, latest = str(p["ts"]), p.get("latest")
@@ -504,6 +543,45 @@ def button_click(
     body["response_url"] = response_url
     body["trigger_id"] = f"111.222.{next(_triggers)}"
     body["actions"][0] |= {"action_id": button["action_id"], "value": button.get("value")}
+    return body
+
+
+def feedback_buttons(blocks: list[dict]) -> dict:
+    """The feedback_buttons element of `blocks` (in its context_actions block)."""
+    (element,) = [
+        element
+        for block in blocks
+        if block.get("type") == "context_actions"
+        for element in block.get("elements", [])
+        if element.get("type") == "feedback_buttons"
+    ]
+    return element
+
+
+def feedback_click(*, message: dict, user: str, positive: bool, response_url: str) -> dict:
+    """The block_actions payload file, as `user` pressing 👍 (or 👎) on `message`'s
+    feedback_buttons. The action has the shape Slack documents for this element
+    (https://docs.slack.dev/tools/bolt-js/reference/interfaces/FeedbackButtonsAction):
+    type feedback_buttons, action_id, block_id, the pressed button's value and text."""
+    element = feedback_buttons(message["blocks"])
+    pressed = element["positive_button" if positive else "negative_button"]
+    body = button_click(
+        button={"action_id": element["action_id"], "value": pressed["value"]},
+        user=user,
+        channel="C111",
+        message=message,
+        response_url=response_url,
+    )
+    body["actions"] = [
+        {
+            "type": "feedback_buttons",
+            "action_id": element["action_id"],
+            "block_id": "fb1",
+            "value": pressed["value"],
+            "text": pressed["text"],
+            "action_ts": "1700009999.123456",
+        }
+    ]
     return body
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from tests.bot.slack.rig import RecordingAnswerer, payload
+from tests.bot.slack.rig import RecordingAnswerer, SteppingAnswerer, mention, payload
 
 THREAD = "1726133698.626339"
 
@@ -32,8 +32,11 @@ async def test_a_new_assistant_thread_gets_a_greeting_and_prompts_from_the_colle
     assert (greeting.params["channel"], greeting.params["thread_ts"]) == ("D111", THREAD)
     (prompts,) = fake_slack.calls_to("assistant.threads.setSuggestedPrompts")
     titles = [p["title"] for p in prompts.params["prompts"]]
-    assert titles == ["Ask about hr", "Ask about ops"]
-    assert all(p["message"].endswith("?") for p in prompts.params["prompts"])
+    # Nothing asked yet: one document title per collection, never "Ask about hr".
+    assert len(titles) == 2 and "Leave" in titles and not any("Ask about" in t for t in titles)
+    assert all(
+        p["message"] == f"What should I know about {p['title']}?" for p in prompts.params["prompts"]
+    )
 
 
 async def test_questions_in_the_panel_show_status_set_the_title_once_and_carry_history(
@@ -91,3 +94,36 @@ async def test_the_panels_thread_context_is_kept_when_the_user_switches_channel(
     )
     assert json.loads(stored)["channel_id"] == "C333"
     assert fake_slack.calls_to("chat.update") == []  # bolt's default store would rewrite a message
+
+
+async def test_the_prompts_lead_with_the_documents_answers_cite_most(start_bot, fake_slack):
+    bot = await start_bot()
+    for n, question in enumerate(["How do I book work travel?", "Where do I book travel?"]):
+        await bot.sender.event(mention(question, ts=f"1700000700.00000{n}", event_id=f"EvT{n}"))
+        await bot.idle()
+    await bot.sender.event(_started())
+    await bot.idle()
+    (prompts,) = fake_slack.calls_to("assistant.threads.setSuggestedPrompts")
+    titles = [p["title"] for p in prompts.params["prompts"]]
+    assert titles[0] == "Travel" and "Leave" in titles  # most asked about first, then the rest
+    assert len(titles) == len(set(titles))
+
+
+async def test_the_panel_rotates_loading_messages_from_the_steps_running(start_bot, fake_slack):
+    agents: list[SteppingAnswerer] = []
+
+    def stepping(runtime):
+        agents.append(SteppingAnswerer(runtime.answerer(), "Reading: Leave types"))
+        return agents[-1]
+
+    bot = await start_bot(answerer=stepping)
+    await bot.sender.event(_started())
+    await bot.idle()
+    await bot.sender.event(_user_message("How do I request annual leave?", ts="1726133700.3"))
+    (status,) = await fake_slack.wait_for(
+        "assistant.threads.setStatus", where=lambda c: "loading_messages" in c.params
+    )
+    assert status.params["loading_messages"] == ["Reading: Leave types"]
+    agents[0].gate.set()
+    await bot.idle()
+    assert "HRLinks" in json.dumps(fake_slack.calls_to("chat.postMessage")[-1].params["blocks"])

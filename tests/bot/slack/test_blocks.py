@@ -20,6 +20,7 @@ from bot.slack.blocks import (
     help_message,
     placeholder_message,
 )
+from bot.slack.feedback_buttons import FEEDBACK, FeedbackVote, vote_of
 from bot.slack.limits import SECTION_TEXT, violations
 
 
@@ -220,7 +221,7 @@ def test_an_escalated_reply_shows_who_escalated_instead_of_the_button() -> None:
         in texts(message)
     )
     assert ids.ESCALATE not in buttons(message)
-    assert set(buttons(message)) == {ids.FEEDBACK_UP, ids.FEEDBACK_DOWN, ids.WHY}
+    assert set(buttons(message)) == {ids.WHY}
 
 
 def test_an_escalation_by_a_forged_user_id_mentions_nobody() -> None:
@@ -239,17 +240,42 @@ def test_the_escalate_button_appears_only_when_flagged_or_always_offered(
     options = ReplyOptions(always_offer_escalation=always)
     [message] = answer_messages(answer((claim("A."),), escalate=escalate), options=options)
     assert (ids.ESCALATE in buttons(message)) is shown
-    assert {ids.FEEDBACK_UP, ids.FEEDBACK_DOWN, ids.WHY} <= set(buttons(message))
+    assert ids.WHY in buttons(message)
 
 
-def test_buttons_carry_the_run_and_the_vote_is_highlighted() -> None:
-    [message] = answer_messages(
-        answer((claim("A."),)), options=ReplyOptions(run_id=99, vote="down")
-    )
+def test_buttons_carry_the_run_and_votes_are_slacks_feedback_buttons_last() -> None:
+    [message] = answer_messages(answer((claim("A."),)), options=ReplyOptions(run_id=99))
     found = buttons(message)
     assert {b["value"] for b in found.values()} == {'{"run":99}'}
-    assert found[ids.FEEDBACK_DOWN]["style"] == "primary" and "style" not in found[ids.FEEDBACK_UP]
-    assert [b["text"]["text"] for b in found.values()] == ["👍", "👎", "Why this answer?"]
+    assert [b["text"]["text"] for b in found.values()] == ["Why this answer?"]
+    # The element as https://docs.slack.dev/reference/block-kit/block-elements/feedback-buttons-element
+    # shows it, alone in the context_actions block that closes the message.
+    assert message.blocks[-1] == {
+        "type": "context_actions",
+        "elements": [
+            {
+                "type": "feedback_buttons",
+                "action_id": FEEDBACK,
+                "positive_button": {
+                    "text": {"type": "plain_text", "text": "👍"},
+                    "value": 'up:{"run":99}',
+                    "accessibility_label": "This answer helped",
+                },
+                "negative_button": {
+                    "text": {"type": "plain_text", "text": "👎"},
+                    "value": 'down:{"run":99}',
+                    "accessibility_label": "This answer did not help",
+                },
+            }
+        ],
+    }
+    element = message.blocks[-1]["elements"][0]
+    assert vote_of({"value": element["positive_button"]["value"]}) == FeedbackVote(
+        1, ids.ActionValue(run=99)
+    )
+    assert vote_of({"value": element["negative_button"]["value"]}).vote == -1  # type: ignore[union-attr]
+    assert vote_of({"value": 'up:{"run":"1; DROP"}'}) is None
+    assert vote_of({"value": "positive_feedback"}) is None
 
 
 def test_an_answer_without_a_run_has_no_buttons() -> None:

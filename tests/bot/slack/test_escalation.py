@@ -11,6 +11,7 @@ from tests.bot.slack.rig import (
     button_click,
     buttons,
     mention,
+    payload,
     slash_command,
     user_message,
     view_submission,
@@ -193,3 +194,75 @@ async def test_an_escalation_that_cannot_be_posted_says_so_and_can_be_pressed_ag
     assert await pool.fetchval("SELECT count(*) FROM escalations") == 0
     await _escalate_click(bot, fake_slack, reply)
     assert len(fake_slack.messages["CESC"]) == 1
+
+
+async def test_without_an_escalation_channel_the_asker_thread_gets_the_note_and_a_member_teaches_the_bot(  # noqa: E501
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=BotOptions())  # no KB_SLACK_ESCALATION_CHANNEL
+    thread = "1700000310.000001"
+    reply = await _ask(bot, fake_slack, ts=thread, event_id="EvAsk")
+    assert ids.ESCALATE in buttons(reply["blocks"])
+    await _escalate_click(bot, fake_slack, reply)
+
+    notes = [
+        m
+        for m in fake_slack.messages["C111"]
+        if m.get("thread_ts") == thread and ids.ESCALATION_ANSWER in buttons(m["blocks"])
+    ]
+    (note,) = notes  # in the asker's thread: what was asked, by whom, what is missing
+    assert "parking permit" in note["text"] and "<@W222>" in note["text"]
+    assert "Escalated by <@W222>" in json.dumps(fake_slack.calls_to("chat.update")[-1].params)
+
+    # Someone who can see the channel but is not in it cannot answer for the knowledge base.
+    fake_slack.members["C111"] = ["W222", *(f"W9{n:03}" for n in range(1500)), "W333"]
+    outsider = button_click(
+        button=buttons(note["blocks"])[ids.ESCALATION_ANSWER],
+        user="W444",
+        channel="C111",
+        message=copy.deepcopy(note),
+        response_url=fake_slack.hook_url(),
+    )
+    await bot.sender.interaction(outsider)
+    await bot.idle()
+    assert fake_slack.calls_to("views.open") == []
+    assert "Only members" in fake_slack.calls_to("chat.postEphemeral")[-1].params["text"]
+    forged = view_submission(
+        callback_id=ids.EXPERT_ANSWER_MODAL,
+        private_metadata=buttons(note["blocks"])[ids.ESCALATION_ANSWER]["value"],
+        user="W444",
+        values={ids.EXPERT_ANSWER_BLOCK: (ids.EXPERT_ANSWER_INPUT, "Ask the janitor.")},
+    )
+    await bot.sender.interaction(forged)
+    await bot.idle()
+    assert await pool.fetchval("SELECT answer FROM escalations") is None
+
+    # A member (on the second page of members) answers; the next asker gets it, cited.
+    await _answer_as_expert(bot, fake_slack, copy.deepcopy(note))
+    row = await pool.fetchrow("SELECT resolved_by, answer, post_channel_id FROM escalations")
+    assert tuple(row) == ("W333", EXPERT_ANSWER, "C111")
+    again = await _ask(bot, fake_slack, ts="1700000399.000002", event_id="EvAgain")
+    shown = json.dumps(again["blocks"])
+    assert "facilities desk" in shown
+    assert f"archives/C111/p{note['ts'].replace('.', '')}" in shown  # cites the thread note
+
+
+async def test_without_an_escalation_channel_a_dm_asker_is_told_where_to_go(start_bot, fake_slack):
+    line = "Ask in #help-desk with @kb and press Escalate there."
+    bot = await start_bot(options=BotOptions(escalation_elsewhere=line))
+    body = payload("event_message_im_in_thread.json")
+    body["event"]["text"] = QUESTION
+    await bot.sender.event(body)
+    await bot.idle()
+    reply = copy.deepcopy(fake_slack.messages["D111"][-1])
+    click = button_click(
+        button=buttons(reply["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="D111",
+        message=reply,
+        response_url=fake_slack.hook_url(),
+    )
+    await bot.sender.interaction(click)
+    await bot.idle()
+    assert fake_slack.calls_to("chat.postEphemeral")[-1].params["text"] == line
+    assert [m for m in fake_slack.messages["D111"] if ids.ESCALATION_ANSWER in json.dumps(m)] == []

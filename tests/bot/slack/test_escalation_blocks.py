@@ -123,7 +123,7 @@ def test_marking_a_posted_reply_replaces_the_escalate_button_once() -> None:
     marked = mark_escalated(reply.blocks, escalated_by="U0ABC", link="https://acme.slack.com/p1")
     assert mark_escalated(marked, escalated_by="U0ABC", link="https://acme.slack.com/p1") == marked
     ids_left = [e["action_id"] for b in marked if b["type"] == "actions" for e in b["elements"]]
-    assert ids_left == [ids.FEEDBACK_UP, ids.FEEDBACK_DOWN, ids.WHY]
+    assert ids_left == [ids.WHY]
     rendered = answer_messages(
         answer,
         options=ReplyOptions(escalated_by="U0ABC", escalation_link="https://acme.slack.com/p1"),

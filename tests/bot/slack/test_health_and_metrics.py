@@ -15,7 +15,7 @@ from bot.slack import actions as ids
 from bot.slack.config import BotOptions
 from store.index_runs import IndexRunRepository
 from tests.bot.slack.conftest import runtime_on
-from tests.bot.slack.rig import GatedAnswerer, button_click, buttons, mention
+from tests.bot.slack.rig import GatedAnswerer, button_click, buttons, feedback_click, mention
 from tests.conftest import with_database
 
 QUESTION = "How do I request annual leave?"
@@ -136,14 +136,17 @@ async def test_metrics_count_acks_answers_stages_feedback_escalations_and_slack_
     await bot.sender.event(mention(QUESTION, ts=ts, event_id="EvMetrics"))
     await bot.idle()
     reply = copy.deepcopy(next(m for m in fake_slack.messages["C111"] if m.get("thread_ts") == ts))
-    for action, user in ((ids.FEEDBACK_UP, "W222"), (ids.ESCALATE, "W222")):
-        click = button_click(
-            button=buttons(reply["blocks"])[action],
-            user=user,
-            channel="C111",
-            message=reply,
-            response_url=fake_slack.hook_url(),
-        )
+    vote = feedback_click(
+        message=reply, user="W222", positive=True, response_url=fake_slack.hook_url()
+    )
+    escalate = button_click(
+        button=buttons(reply["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="C111",
+        message=reply,
+        response_url=fake_slack.hook_url(),
+    )
+    for click in (vote, escalate):
         assert (await bot.sender.interaction(click)).status == 200
         await bot.idle()
     async with aiohttp.ClientSession() as http, http.get(metrics_url) as response:

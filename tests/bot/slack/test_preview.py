@@ -110,3 +110,16 @@ def test_the_page_is_self_contained_and_shows_each_question_with_its_reply() -> 
     assert soup.select_one(".message.user .section").get_text() == "How <b>do</b> I?"
     assert "Use HRLinks." in soup.select_one(".message.bot .section").get_text()
     assert len(soup.select(".thread")) == 2
+
+
+def test_slacks_feedback_buttons_render_at_the_foot_of_an_answer() -> None:
+    from bot.slack.feedback_buttons import FEEDBACK, feedback_block
+
+    soup = page(section("Body"), feedback_block(run_id=7))
+    content = soup.select_one(".message.bot .content")
+    kinds = [c["class"][0] for c in content.find_all(recursive=False)]
+    assert kinds[-2] == "context-actions"  # the last block, before the fallback text
+    found = soup.select(".context-actions button.feedback")
+    assert [b.get_text() for b in found] == ["👍", "👎"]
+    assert [b["aria-label"] for b in found] == ["This answer helped", "This answer did not help"]
+    assert {b["data-action-id"] for b in found} == {FEEDBACK}

@@ -93,7 +93,7 @@ def kb(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
 
 
 async def visible_buttons(page: Page) -> list[str]:
-    buttons = page.locator(".actions button")
+    buttons = page.locator(".actions button, .context-actions button")  # in page order
     labels = []
     for index in range(await buttons.count()):
         button = buttons.nth(index)
@@ -135,9 +135,8 @@ async def test_a_reply_from_kb_ask_html_shows_its_claims_links_and_buttons(
     urls = {c["number"]: c["url"] for c in answer["citations"]}
     assert all(url.startswith("https://docs.example/") for url in urls.values())
     await assert_citations_resolve(page, urls)
-    expected = ["👍", "👎", "Why this answer?"] + (
-        ["Escalate to a human"] if answer["escalate"] else []
-    )
+    expected = ["Why this answer?"] + (["Escalate to a human"] if answer["escalate"] else [])
+    expected += ["👍", "👎"]  # Slack's feedback_buttons, at the foot of the answer
     assert await visible_buttons(page) == expected
     await page.screenshot(path=str(tmp_path / "reply.png"), full_page=True)
 
@@ -228,4 +227,4 @@ async def test_a_long_conflicting_answer_shows_both_sides_every_claim_and_escala
     last = page.locator(".message.bot").last
     assert await last.locator(".actions").count() == 1
     assert await page.locator(".actions").count() == 1
-    assert await visible_buttons(page) == ["👍", "👎", "Why this answer?", "Escalate to a human"]
+    assert await visible_buttons(page) == ["Why this answer?", "Escalate to a human", "👍", "👎"]

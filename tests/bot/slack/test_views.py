@@ -13,6 +13,7 @@ from bot.slack.views import (
     ExpertAnswerForm,
     FeedbackCommentForm,
     HomeContent,
+    KnowledgeGap,
     RecentQuestion,
     SourceSummary,
     expert_answer_modal,
@@ -53,9 +54,18 @@ def test_the_home_tab_says_what_the_bot_knows_how_to_ask_and_your_questions() ->
     text = texts(view)
     assert "• *engineering* — 1 document from eng-docs &lt;!channel&gt;" in text
     assert "• *hr* — 121 documents from handbook, policies" in text
-    assert "Last successful reindex: 2024-05-01 06:30 UTC" in text
+    # Each viewer sees their own time zone; UTC where Slack cannot (the fallback text).
+    assert (
+        "Last successful reindex: <!date^1714545000^{date_short_pretty} at {time}"
+        "|2024-05-01 06:30 UTC>" in text
+    )
     assert "`/kb private &lt;question&gt;` answers only you" in text
-    assert "• <https://a.slack.com/p1|How do I request leave?> · 2024-05-02" in text
+    stamp = int(datetime(2024, 5, 2).timestamp())
+    assert (
+        f"• <https://a.slack.com/p1|How do I request leave?> · "
+        f"<!date^{stamp}^{{date_short_pretty}}|2024-05-02>" in text
+    )
+    assert "Knowledge gaps" not in text  # not an admin
     assert "• &lt;!here&gt; travel?" in text
 
 
@@ -110,3 +120,13 @@ def test_a_submission_is_read_back_and_a_forged_one_rejected() -> None:
     assert submitted_text({}, block_id="x", action_id="y") == ""
     with pytest.raises(ActionValueError):
         view_value({"private_metadata": '{"run": "77; DROP TABLE"}'})
+
+
+def test_an_admins_home_tab_lists_the_knowledge_gaps() -> None:
+    gaps = [KnowledgeGap("How do I get a parking permit?", 3), KnowledgeGap("<!here> vpn?", 1)]
+    view = home_view(HomeContent(gaps=gaps))
+    text = texts(view)
+    assert view_violations(view) == []
+    assert "• How do I get a parking permit? — 3 times" in text
+    assert "• &lt;!here&gt; vpn? — 1 time" in text
+    assert "No questions escalated" in texts(home_view(HomeContent(gaps=[])))
