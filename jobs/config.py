@@ -131,6 +131,42 @@ class WebSettings(_Settings):
         return self
 
 
+# An environment variable's name, as shells write them. Upper case only: a pasted token
+# (Notion's `ntn_...`, a Confluence API token) is then refused without being repeated.
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class ConnectorSettings(_Settings):
+    """What every connector's settings share (jobs/connectors/).
+
+    A field whose name ends in `_env` names the environment variable holding a
+    credential (`token_env = "NOTION_TOKEN"`): the secret itself never goes in the file,
+    and only bot/ reads the environment (`credential_envs`).
+    """
+
+    # API calls of this source in flight at once.
+    concurrency: int = Field(default=4, ge=1, le=32)
+    # Tries per call on HTTP 429 / 5xx before the document (or the run) fails.
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _env_names_are_names(self) -> ConnectorSettings:
+        for key, value in self:
+            named = isinstance(value, str) and _ENV_NAME.match(value)
+            if key.endswith("_env") and value is not None and not named:
+                # The value is not repeated: it may be the secret pasted by mistake.
+                raise ValueError(
+                    f"{key} must name an environment variable (like NOTION_TOKEN: capital "
+                    "letters, digits, _), not hold the secret itself"
+                )
+        return self
+
+    def credential_envs(self) -> list[str]:
+        """The environment variables this source reads its credentials from."""
+        return [v for k, v in self if k.endswith("_env") and isinstance(v, str)]
+
+
 class _SourceBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -207,6 +243,12 @@ _ENTRY = TypeAdapter[SourceConfig](
 )
 _FIELDS: dict[str, type[BaseModel]] = {"directory": DirectorySourceConfig, "web": WebSourceConfig}
 _SETTINGS: dict[str, type[BaseModel]] = {"directory": DirectorySettings, "web": WebSettings}
+
+
+def credential_envs(config: SourceConfig) -> list[str]:
+    """The environment variables `config` names for its credentials (none for files, web)."""
+    settings = config.settings
+    return settings.credential_envs() if isinstance(settings, ConnectorSettings) else []
 
 
 def parse_duration(text: str) -> timedelta:
