@@ -4,7 +4,7 @@ A TOML file with one `[[source]]` table per source:
 
     [[source]]
     name = "handbook"              # unique; documents are identified by (name, uri)
-    kind = "directory"             # directory | web
+    kind = "directory"             # directory | web | notion
     collection = "handbook"        # what per-channel access control filters on
     every = "1h"                   # or: cron = "0 6 * * 1-5" (UTC)
     [source.settings]              # typed per kind: DirectorySettings, WebSettings
@@ -38,7 +38,7 @@ from pydantic import (
 
 from jobs.errors import SourceConfigError
 
-KINDS = ("directory", "web")
+KINDS = ("directory", "web", "notion")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
 )  # fmt: skip
@@ -167,6 +167,22 @@ class ConnectorSettings(_Settings):
         return [v for k, v in self if k.endswith("_env") and isinstance(v, str)]
 
 
+class NotionSettings(ConnectorSettings):
+    """The pages and databases shared with a Notion integration (jobs/connectors/notion.py)."""
+
+    token_env: str = "NOTION_TOKEN"
+    base_url: str = Field(default="https://api.notion.com", min_length=1)
+    # Only pages below these pages (ids, with or without dashes); empty: everything shared.
+    root_pages: list[str] = Field(default_factory=list)
+    # Root page id → collection: the permission unit. Other roots: the source's collection.
+    collections: dict[str, str] = Field(default_factory=dict)
+    # Every this many runs, list every page's id to find deleted or unshared pages (the
+    # search feed does not return them); the runs between read only what changed.
+    full_check_every: int = Field(default=24, ge=1, le=10_000)
+    # A page longer than this many blocks is indexed up to there, with a warning.
+    max_blocks: int = Field(default=20_000, ge=1, le=1_000_000)
+
+
 class _SourceBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -237,12 +253,28 @@ class WebSourceConfig(_SourceBase):
     settings: WebSettings
 
 
-SourceConfig = DirectorySourceConfig | WebSourceConfig
+class NotionSourceConfig(_SourceBase):
+    kind: Literal["notion"] = "notion"
+    settings: NotionSettings
+
+
+SourceConfig = DirectorySourceConfig | WebSourceConfig | NotionSourceConfig
 _ENTRY = TypeAdapter[SourceConfig](
-    Annotated[DirectorySourceConfig | WebSourceConfig, Field(discriminator="kind")]
+    Annotated[
+        DirectorySourceConfig | WebSourceConfig | NotionSourceConfig,
+        Field(discriminator="kind"),
+    ]
 )
-_FIELDS: dict[str, type[BaseModel]] = {"directory": DirectorySourceConfig, "web": WebSourceConfig}
-_SETTINGS: dict[str, type[BaseModel]] = {"directory": DirectorySettings, "web": WebSettings}
+_FIELDS: dict[str, type[BaseModel]] = {
+    "directory": DirectorySourceConfig,
+    "web": WebSourceConfig,
+    "notion": NotionSourceConfig,
+}
+_SETTINGS: dict[str, type[BaseModel]] = {
+    "directory": DirectorySettings,
+    "web": WebSettings,
+    "notion": NotionSettings,
+}
 
 
 def credential_envs(config: SourceConfig) -> list[str]:

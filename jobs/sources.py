@@ -19,9 +19,16 @@ from store.documents import StoredDocument
 ConnectorBuilder = Callable[[Any, ConnectorContext], Source]
 """Builds one connector kind's Source from its config (typed per kind) and context."""
 
+
+def _notion(config: Any, context: ConnectorContext) -> Source:
+    from jobs.connectors import notion
+
+    return notion.build(config, context)
+
+
 # Connector kinds by `kind`. Each builder imports its client library when called, so
 # `kb --help` and the Slack ack path never pay for it.
-CONNECTORS: Mapping[str, ConnectorBuilder] = {}
+CONNECTORS: Mapping[str, ConnectorBuilder] = {"notion": _notion}
 
 
 def build_source(
