@@ -118,7 +118,7 @@ class NotionApi:
             answer = await self.call(functools.partial(self._client.search, **body))
             for page in answer.get("results", []):
                 if page.get("object") == "page":
-                    yield Listed(str(page["id"]), str(page["last_edited_time"]), page)
+                    yield Listed(str(page["id"]), str(page["last_edited_time"]), _slim(page))
             if not answer.get("has_more") or not answer.get("next_cursor"):
                 return
             start = str(answer["next_cursor"])
@@ -360,6 +360,24 @@ class NotionSource(ChangeFeedSource):
             "runs_since_full_check": 0 if self._full else self._runs + 1,
             "retry": sorted(failed),
         }
+
+
+# What is kept of a listed page until its turn comes: a full sync holds every page of
+# the workspace at once, so their (possibly large) properties are dropped.
+_KEPT = ("id", "last_edited_time", "parent", "url", "created_by", "archived", "in_trash")
+
+
+def _slim(page: dict[str, Any]) -> dict[str, Any]:
+    slim = {key: page[key] for key in _KEPT if key in page}
+    slim["properties"] = {"title": {"type": "title", "title": _title_parts(page)}}
+    return slim
+
+
+def _title_parts(page: dict[str, Any]) -> list[Any]:
+    for prop in (page.get("properties") or {}).values():
+        if isinstance(prop, dict) and prop.get("type") == "title":
+            return [{"plain_text": p.get("plain_text", "")} for p in prop.get("title") or []]
+    return []
 
 
 def _parent_id(obj: dict[str, Any]) -> str | None:

@@ -63,3 +63,25 @@ async def test_kb_ask_quotes_a_synced_notion_page_with_its_real_url(
     assert citation["title"] == "Deploys"
     assert citation["url"] == fake.page_object(fake.pages[deploys])["url"]
     assert "every Tuesday" in answer["claims"][0]["quote"]
+
+
+async def test_kb_sources_check_online_signs_in_and_says_what_it_sees(tmp_path: Path) -> None:
+    fake = FakeNotion()
+    fake.add_page("Engineering", [block("paragraph", "Engineering owns the release train.")])
+    async with running(fake) as base_url:
+        sources = tmp_path / "sources.toml"
+        sources.write_text(
+            f'[[source]]\nname = "notion"\nkind = "notion"\n'
+            f'[source.settings]\ntoken_env = "TEAM_NOTION"\nbase_url = "{base_url}"\n'
+        )
+        env = {"KB_HOME": str(tmp_path / "home"), "KB_SOURCES": str(sources)}
+        code, out, err = await kb(
+            "sources", "--check", "--online", env={**env, "TEAM_NOTION": TOKEN}
+        )
+        assert code == 0, err
+        assert "notion: ok, 1 document(s) visible, e.g. 'Engineering'" in out
+
+        code, out, err = await kb("sources", "--check", "--online", env={**env, "TEAM_NOTION": ""})
+    assert code == 1
+    assert "notion: FAILED: source 'notion': the environment variable TEAM_NOTION is not set" in out
+    assert "Traceback" not in err and len(err.strip().splitlines()) == 1
