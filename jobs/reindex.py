@@ -33,7 +33,7 @@ import aiohttp
 import asyncpg
 
 from jobs.config import SourceConfig, WebSourceConfig
-from jobs.connectors.base import CursorSource
+from jobs.connectors.base import ChangeFeedSource, CursorSource
 from jobs.documents import Source
 from jobs.errors import JobsError
 from jobs.indexing import Indexer, IndexOptions, IndexReport, ProgressCallback, QueuedRun
@@ -184,8 +184,12 @@ class ReindexJob:
         queue = None if run_id is None else QueuedRun(self._distribution, run_id, self._claimer)
         report = await self._indexer.run(source, options=options, progress=progress, queue=queue)
         # Only now is every document of the run written: a later crash resumes from here.
-        if not dry_run and isinstance(source, CursorSource) and source.new_cursor is not None:
-            await self._cursors.save(config.name, source.new_cursor)
+        if not dry_run and isinstance(source, CursorSource):
+            cursor = source.new_cursor
+            if isinstance(source, ChangeFeedSource):
+                cursor = source.settle(failed=[f["uri"] for f in report.failures if f["uri"]])
+            if cursor is not None:
+                await self._cursors.save(config.name, cursor)
         return report
 
     async def _failed(

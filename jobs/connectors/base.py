@@ -97,6 +97,7 @@ class ChangeFeedSource(ABC):
         self.context = context
         # Set once `documents()` has listed everything; None until then (or on failure).
         self.new_cursor: Cursor | None = None
+        self._failed: list[str] = []  # what the source could not read this run
 
     @property
     def cursor(self) -> Cursor | None:
@@ -114,14 +115,22 @@ class ChangeFeedSource(ABC):
 
     async def documents(self) -> AsyncIterator[SourceItem]:
         listed: set[str] = set()
-        failed: list[str] = []
+        self._failed = []
         async for item in self.changes(self.cursor):
             listed.add(item.uri)
             if isinstance(item, FailedDocument):
-                failed.append(item.uri)
+                self._failed.append(item.uri)
             yield item
         if self.cursor is not None:
             for uri in self.context.stored:
                 if uri not in listed:
                     yield UnchangedDocument(uri)
-        self.new_cursor = self.cursor_after(failed=failed)
+        self.new_cursor = self.cursor_after(failed=self._failed)
+
+    def settle(self, *, failed: Sequence[str]) -> Cursor | None:
+        """The cursor to save once the run is written. `failed` are the documents the
+        indexer could not write (no text left after cleaning, a write that failed): they
+        are read again next run like the ones the source could not read."""
+        if self.new_cursor is None:
+            return None
+        return self.cursor_after(failed=sorted(set(self._failed) | set(failed)))

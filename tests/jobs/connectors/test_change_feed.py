@@ -148,6 +148,20 @@ async def test_deleted_pages_go_unreadable_ones_stay_and_are_asked_for_again(
     assert (await stored_texts(pool))["b"] == "Beta, edited but unreadable for now."
 
 
+async def test_a_page_the_indexer_could_not_write_is_asked_for_again(pool: asyncpg.Pool) -> None:
+    system, built = three_pages(), []
+    system.put("e", Page("Empty", "   "))  # no text left after cleaning: not written
+    job = job_for(pool, system, HashingEmbedder("hashing", 64), built)
+    report = (await job.run([CONFIG])).reports[0]
+    assert report.failures == [{"uri": "e", "reason": "no text to index after cleaning"}]
+    saved = await SourceCursorRepository(pool).get("feed")
+    assert saved is not None and saved.cursor == {"seq": 4, "retry": ["e"]}
+
+    system.pages["e"].text = "Now the page has words."  # fixed, without a new edit
+    await job.run([CONFIG])
+    assert (await stored_texts(pool))["e"] == "Now the page has words."
+
+
 async def test_a_page_moving_collection_moves_in_both_searches_without_re_embedding(
     pool: asyncpg.Pool,
 ) -> None:
