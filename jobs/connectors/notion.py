@@ -21,7 +21,7 @@ import functools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
@@ -47,6 +47,8 @@ PAGE_SIZE = 100  # the API's maximum
 # Pages fetched side by side; the calls themselves are capped by ApiCalls.
 WINDOW = 8
 MAX_DEPTH = 64  # nesting of blocks, and of parents when finding a root
+# How far our clock may be from Notion's.
+CLOCK_SKEW = timedelta(minutes=1)
 
 
 class PageGone(ConnectorError):
@@ -164,6 +166,9 @@ class NotionSource(ChangeFeedSource):
         self._roots = {plain_id(r) for r in self.settings.root_pages}
         self._collections = {plain_id(k): v for k, v in self.settings.collections.items()}
         self._newest: str | None = (context.cursor or {}).get("since")
+        # When the previous run listed (our clock), and when this one does.
+        self._last_listed = _parsed((context.cursor or {}).get("listed_at"))
+        self._listed_at = datetime.now(UTC)
         self._runs = int((context.cursor or {}).get("runs_since_full_check", 0))
         self._full = False
         self._parents: dict[str, str | None] = {}  # id → parent page/database id
@@ -250,6 +255,7 @@ class NotionSource(ChangeFeedSource):
         if (
             stored is not None
             and stored.metadata.get("last_edited_time") == listed.edited
+            and not self._maybe_edited_since_listed(listed.edited)
             and stored.metadata.get("root")
             and stored.collection == self._collections.get(stored.metadata["root"])
         ):
@@ -290,7 +296,7 @@ class NotionSource(ChangeFeedSource):
                 "author": await self._user(api, author_id) if author_id else None,
                 "parent": _parent_id(page),
             },
-            updated_at=datetime.fromisoformat(listed.edited.replace("Z", "+00:00")),
+            updated_at=_parsed(listed.edited),
             notes=notes if truncated else (),
             collection=collection,
         )
@@ -354,8 +360,18 @@ class NotionSource(ChangeFeedSource):
             self._users[user_id] = await api.user_name(user_id)
         return self._users[user_id] or user_id
 
+    def _maybe_edited_since_listed(self, edited: str) -> bool:
+        """Notion's last_edited_time is to the minute: an edit made in the same minute as
+        the previous listing, after it, shows the same time. Such pages (and, for clock
+        skew, those a minute either side) are read again."""
+        when = _parsed(edited)
+        if when is None or self._last_listed is None:
+            return False
+        return when + timedelta(minutes=1) + CLOCK_SKEW >= self._last_listed
+
     def cursor_after(self, *, failed: Sequence[str]) -> Cursor:
         return {
+            "listed_at": self._listed_at.isoformat(),
             "since": self._newest,
             "runs_since_full_check": 0 if self._full else self._runs + 1,
             "retry": sorted(failed),
@@ -378,6 +394,15 @@ def _title_parts(page: dict[str, Any]) -> list[Any]:
         if isinstance(prop, dict) and prop.get("type") == "title":
             return [{"plain_text": p.get("plain_text", "")} for p in prop.get("title") or []]
     return []
+
+
+def _parsed(stamp: Any) -> datetime | None:
+    if not isinstance(stamp, str) or not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
 
 
 def _parent_id(obj: dict[str, Any]) -> str | None:

@@ -4,6 +4,7 @@ indexed by the real reindex into a real Postgres."""
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -149,6 +150,21 @@ async def test_a_quiet_sync_makes_one_call_and_embeds_nothing_and_an_edit_re_emb
     edited = (await job(pool, embedder).run([config(base_url, fake)])).reports[0]
     assert edited.documents_updated == 1 and edited.documents_unchanged == 4
     assert 0 < edited.chunks_embedded < edited.chunks_reused  # only the changed chunk(s)
+
+
+async def test_an_edit_in_the_same_minute_as_the_last_sync_is_not_missed(
+    pool: asyncpg.Pool, fake: FakeNotion, base_url: str
+) -> None:
+    # Notion's last_edited_time is to the minute: the fake's clock is now, and the edit
+    # below keeps the page's time, as an edit in the same minute as the sync would.
+    fake.clock = datetime.now(UTC).replace(second=0, microsecond=0)
+    onboarding = fake.pages[fake.ids["onboarding"]]  # type: ignore[attr-defined]
+    onboarding.edited = fake.tick()
+    await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])
+    fake.set_blocks(onboarding.id, [block("paragraph", "Welcome aboard, edited.")], touch=False)
+    report = (await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])).reports[0]
+    assert report.documents_updated == 1
+    assert "Welcome aboard, edited." in (await documents(pool))["Onboarding"]["text"]
 
 
 async def test_trashed_and_unshared_pages_go_at_the_next_full_check(
