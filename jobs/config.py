@@ -38,7 +38,7 @@ from pydantic import (
 
 from jobs.errors import SourceConfigError
 
-KINDS = ("directory", "web")
+KINDS = ("directory", "web", "github")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
 )  # fmt: skip
@@ -131,6 +131,66 @@ class WebSettings(_Settings):
         return self
 
 
+GITHUB_DOC_PATHS = ("**/*.md", "**/*.markdown", "**/*.rst", "**/*.txt", "**/*.ipynb")
+# Vendored and generated trees are never the team's documentation.
+GITHUB_EXCLUDE = ("**/node_modules/**", "**/vendor/**", "**/third_party/**", ".github/**")
+_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+class GitHubSettings(_Settings):
+    """Repositories' docs (and optionally issues) over GitHub's REST API (jobs/github/)."""
+
+    # GitHub.com, or a GitHub Enterprise Server's API root (https://HOST/api/v3).
+    base_url: str = Field(default="https://api.github.com", min_length=1)
+    # The environment variable holding the token (a fine-grained or classic PAT, or an
+    # App installation token minted outside): contents:read, issues:read.
+    token_env: str = "GITHUB_TOKEN"
+    repositories: list[str] = Field(default_factory=list)
+    # Or every repository of an organisation whose name matches `repository_filter`.
+    org: str | None = Field(default=None, min_length=1)
+    repository_filter: str = Field(default="*", min_length=1)
+    include_archived: bool = False
+    paths: list[str] = Field(default_factory=lambda: list(GITHUB_DOC_PATHS), min_length=1)
+    exclude: list[str] = Field(default_factory=lambda: list(GITHUB_EXCLUDE))
+    # none | answered (closed as completed) | closed | all: issues as documents.
+    issues: Literal["none", "answered", "closed", "all"] = "none"
+    wiki: bool = False
+    max_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
+    concurrency: int = Field(default=4, ge=1, le=32)
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+    # A rate-limit wait longer than this ends the run (it resumes at the next one).
+    max_wait_seconds: float = Field(default=120.0, ge=1, le=3600)
+
+    @field_validator("token_env")
+    @classmethod
+    def _names_a_variable(cls, name: str) -> str:
+        if not re.match(r"^[A-Z_][A-Z0-9_]*$", name):
+            # Not repeated: it may be the token itself, pasted by mistake.
+            raise ValueError(
+                "must name an environment variable (like GITHUB_TOKEN), not hold a token"
+            )
+        return name
+
+    @field_validator("repositories")
+    @classmethod
+    def _owner_slash_name(cls, repositories: list[str]) -> list[str]:
+        for name in repositories:
+            if not _REPOSITORY.match(name):
+                raise ValueError(f"{name!r} is not owner/name")
+        return repositories
+
+    @model_validator(mode="after")
+    def _something_to_read(self) -> GitHubSettings:
+        if not self.repositories and not self.org:
+            raise ValueError("give repositories (owner/name) or org")
+        if self.wiki:
+            raise ValueError(
+                "wiki: GitHub serves a wiki as a git repository (<repo>.wiki.git), not over "
+                "the REST API; clone it and index the clone with a directory source"
+            )
+        return self
+
+
 class _SourceBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -201,12 +261,27 @@ class WebSourceConfig(_SourceBase):
     settings: WebSettings
 
 
-SourceConfig = DirectorySourceConfig | WebSourceConfig
+class GitHubSourceConfig(_SourceBase):
+    kind: Literal["github"] = "github"
+    settings: GitHubSettings
+
+
+SourceConfig = DirectorySourceConfig | WebSourceConfig | GitHubSourceConfig
 _ENTRY = TypeAdapter[SourceConfig](
-    Annotated[DirectorySourceConfig | WebSourceConfig, Field(discriminator="kind")]
+    Annotated[
+        DirectorySourceConfig | WebSourceConfig | GitHubSourceConfig, Field(discriminator="kind")
+    ]
 )
-_FIELDS: dict[str, type[BaseModel]] = {"directory": DirectorySourceConfig, "web": WebSourceConfig}
-_SETTINGS: dict[str, type[BaseModel]] = {"directory": DirectorySettings, "web": WebSettings}
+_FIELDS: dict[str, type[BaseModel]] = {
+    "directory": DirectorySourceConfig,
+    "web": WebSourceConfig,
+    "github": GitHubSourceConfig,
+}
+_SETTINGS: dict[str, type[BaseModel]] = {
+    "directory": DirectorySettings,
+    "web": WebSettings,
+    "github": GitHubSettings,
+}
 
 
 def parse_duration(text: str) -> timedelta:
