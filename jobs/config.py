@@ -38,7 +38,7 @@ from pydantic import (
 
 from jobs.errors import SourceConfigError
 
-KINDS = ("directory", "web", "github")
+KINDS = ("directory", "web", "github", "slack")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
 )  # fmt: skip
@@ -164,12 +164,7 @@ class GitHubSettings(_Settings):
     @field_validator("token_env")
     @classmethod
     def _names_a_variable(cls, name: str) -> str:
-        if not re.match(r"^[A-Z_][A-Z0-9_]*$", name):
-            # Not repeated: it may be the token itself, pasted by mistake.
-            raise ValueError(
-                "must name an environment variable (like GITHUB_TOKEN), not hold a token"
-            )
-        return name
+        return _env_name(name)
 
     @field_validator("repositories")
     @classmethod
@@ -189,6 +184,54 @@ class GitHubSettings(_Settings):
                 "the REST API; clone it and index the clone with a directory source"
             )
         return self
+
+
+_CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{6,}$")
+
+
+class SlackSettings(_Settings):
+    """Answered threads of chosen channels (jobs/slack_threads/)."""
+
+    token_env: str = "SLACK_BOT_TOKEN"
+    base_url: str = Field(default="https://slack.com/api/", min_length=1)
+    # Channel ids (C0123ABCD) or names (help, #help). A private channel is read only when
+    # it is listed here and the bot is a member.
+    channels: list[str] = Field(min_length=1)
+    # The first sync reads this far back; later ones from where the last one stopped.
+    lookback_days: int = Field(default=90, ge=1, le=3650)
+    # Each run re-reads the threads started this recently: late replies, edits, deletions.
+    rescan_days: float = Field(default=7.0, ge=0, le=365)
+    min_replies: int = Field(default=1, ge=1, le=100)
+    # Only threads with this reaction (e.g. "white_check_mark"), if set.
+    require_reaction: str | None = Field(default=None, min_length=1)
+    # Only threads a reply from one of these user ids (U0123…) answered, if any.
+    experts: list[str] = Field(default_factory=list)
+    # Channel (id or name) → collection; a channel not listed: its own name.
+    collections: dict[str, str] = Field(default_factory=dict)
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+
+    @field_validator("token_env")
+    @classmethod
+    def _names_a_variable(cls, name: str) -> str:
+        return _env_name(name)
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_names(cls, channels: list[str]) -> list[str]:
+        cleaned = [c.strip().removeprefix("#") for c in channels]
+        if any(not c for c in cleaned):
+            raise ValueError("a channel is empty")
+        return cleaned
+
+    def is_id(self, channel: str) -> bool:
+        return bool(_CHANNEL_ID.match(channel))
+
+
+def _env_name(name: str) -> str:
+    if not re.match(r"^[A-Z_][A-Z0-9_]*$", name):
+        # Not repeated: it may be the token itself, pasted by mistake.
+        raise ValueError("must name an environment variable (like GITHUB_TOKEN), not hold a token")
+    return name
 
 
 class _SourceBase(BaseModel):
@@ -266,21 +309,29 @@ class GitHubSourceConfig(_SourceBase):
     settings: GitHubSettings
 
 
-SourceConfig = DirectorySourceConfig | WebSourceConfig | GitHubSourceConfig
+class SlackSourceConfig(_SourceBase):
+    kind: Literal["slack"] = "slack"
+    settings: SlackSettings
+
+
+SourceConfig = DirectorySourceConfig | WebSourceConfig | GitHubSourceConfig | SlackSourceConfig
 _ENTRY = TypeAdapter[SourceConfig](
     Annotated[
-        DirectorySourceConfig | WebSourceConfig | GitHubSourceConfig, Field(discriminator="kind")
+        DirectorySourceConfig | WebSourceConfig | GitHubSourceConfig | SlackSourceConfig,
+        Field(discriminator="kind"),
     ]
 )
 _FIELDS: dict[str, type[BaseModel]] = {
     "directory": DirectorySourceConfig,
     "web": WebSourceConfig,
     "github": GitHubSourceConfig,
+    "slack": SlackSourceConfig,
 }
 _SETTINGS: dict[str, type[BaseModel]] = {
     "directory": DirectorySettings,
     "web": WebSettings,
     "github": GitHubSettings,
+    "slack": SlackSettings,
 }
 
 
