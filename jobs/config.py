@@ -131,13 +131,49 @@ class WebSettings(_Settings):
         return self
 
 
+# An environment variable's name, as shells write them. Upper case only: a pasted token
+# (Notion's `ntn_...`, a Confluence API token) is then refused without being repeated.
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class ConnectorSettings(_Settings):
+    """What every connector's settings share (jobs/connectors/).
+
+    A field whose name ends in `_env` names the environment variable holding a
+    credential (`token_env = "NOTION_TOKEN"`): the secret itself never goes in the file,
+    and only bot/ reads the environment (`credential_envs`).
+    """
+
+    # API calls of this source in flight at once.
+    concurrency: int = Field(default=4, ge=1, le=32)
+    # Tries per call on HTTP 429 / 5xx before the document (or the run) fails.
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _env_names_are_names(self) -> ConnectorSettings:
+        for key, value in self:
+            named = isinstance(value, str) and _ENV_NAME.match(value)
+            if key.endswith("_env") and value is not None and not named:
+                # The value is not repeated: it may be the secret pasted by mistake.
+                raise ValueError(
+                    f"{key} must name an environment variable (like NOTION_TOKEN: capital "
+                    "letters, digits, _), not hold the secret itself"
+                )
+        return self
+
+    def credential_envs(self) -> list[str]:
+        """The environment variables this source reads its credentials from."""
+        return [v for k, v in self if k.endswith("_env") and isinstance(v, str)]
+
+
 GITHUB_DOC_PATHS = ("**/*.md", "**/*.markdown", "**/*.rst", "**/*.txt", "**/*.ipynb")
 # Vendored and generated trees are never the team's documentation.
 GITHUB_EXCLUDE = ("**/node_modules/**", "**/vendor/**", "**/third_party/**", ".github/**")
 _REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
 
 
-class GitHubSettings(_Settings):
+class GitHubSettings(ConnectorSettings):
     """Repositories' docs (and optionally issues) over GitHub's REST API (jobs/github/)."""
 
     # GitHub.com, or a GitHub Enterprise Server's API root (https://HOST/api/v3).
@@ -156,15 +192,8 @@ class GitHubSettings(_Settings):
     issues: Literal["none", "answered", "closed", "all"] = "none"
     wiki: bool = False
     max_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
-    concurrency: int = Field(default=4, ge=1, le=32)
-    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
     # A rate-limit wait longer than this ends the run (it resumes at the next one).
     max_wait_seconds: float = Field(default=120.0, ge=1, le=3600)
-
-    @field_validator("token_env")
-    @classmethod
-    def _names_a_variable(cls, name: str) -> str:
-        return _env_name(name)
 
     @field_validator("repositories")
     @classmethod
@@ -189,7 +218,7 @@ class GitHubSettings(_Settings):
 _CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{6,}$")
 
 
-class SlackSettings(_Settings):
+class SlackSettings(ConnectorSettings):
     """Answered threads of chosen channels (jobs/slack_threads/)."""
 
     token_env: str = "SLACK_BOT_TOKEN"
@@ -208,12 +237,6 @@ class SlackSettings(_Settings):
     experts: list[str] = Field(default_factory=list)
     # Channel (id or name) → collection; a channel not listed: its own name.
     collections: dict[str, str] = Field(default_factory=dict)
-    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
-
-    @field_validator("token_env")
-    @classmethod
-    def _names_a_variable(cls, name: str) -> str:
-        return _env_name(name)
 
     @field_validator("channels")
     @classmethod
@@ -225,13 +248,6 @@ class SlackSettings(_Settings):
 
     def is_id(self, channel: str) -> bool:
         return bool(_CHANNEL_ID.match(channel))
-
-
-def _env_name(name: str) -> str:
-    if not re.match(r"^[A-Z_][A-Z0-9_]*$", name):
-        # Not repeated: it may be the token itself, pasted by mistake.
-        raise ValueError("must name an environment variable (like GITHUB_TOKEN), not hold a token")
-    return name
 
 
 class _SourceBase(BaseModel):
@@ -333,6 +349,12 @@ _SETTINGS: dict[str, type[BaseModel]] = {
     "github": GitHubSettings,
     "slack": SlackSettings,
 }
+
+
+def credential_envs(config: SourceConfig) -> list[str]:
+    """The environment variables `config` names for its credentials (none for files, web)."""
+    settings = config.settings
+    return settings.credential_envs() if isinstance(settings, ConnectorSettings) else []
 
 
 def parse_duration(text: str) -> timedelta:
