@@ -46,7 +46,7 @@ def test_a_github_source_names_its_repositories_and_its_token_variable(tmp_path:
         ),
         (
             'repositories = ["a/b"]\ntoken_env = "ghp_abc"',
-            "settings.token_env: must name an environment variable",
+            "settings: token_env must name an environment variable",
         ),
         ('repositories = ["a/b"]\nissues = "some"', "settings.issues: Input should be"),
     ],
