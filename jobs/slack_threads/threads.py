@@ -68,10 +68,11 @@ def qualifies(
     return not rules.experts or any(r.get("user") in rules.experts for r in replies)
 
 
-def mentioned_users(messages: Sequence[Mapping[str, Any]]) -> set[str]:
-    """Every user id the thread shows a name for: authors and `<@U…>` mentions."""
-    found = {str(m["user"]) for m in messages if m.get("user")}
-    for message in messages:
+def mentioned_users(messages: Sequence[Mapping[str, Any]], *, bot_user: str | None) -> set[str]:
+    """Every user id the thread's text shows a name for: its people and their `<@U…>`s."""
+    kept = [m for m in messages if is_human(m, bot_user=bot_user)]
+    found = {str(m["user"]) for m in kept}
+    for message in kept:
         for markup in _MARKUP.findall(str(message.get("text") or "")):
             if markup.startswith("@"):
                 found.add(markup[1:].split("|", 1)[0])

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import base64
 import itertools
+import time
 from collections import defaultdict
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
@@ -66,7 +67,8 @@ class FakeSlackHistory:
         self.page_cap = 1000
         self._cursors: dict[str, int] = {}
         self._ts = itertools.count(1)
-        self._clock = 1_764_000_000  # late 2025, seconds
+        # The source reads the real clock (its look-back window is "now - N days").
+        self._clock = int(time.time())
         self.server: TestServer | None = None
         self.add_user(BOT_USER, "kb", is_bot=True)
 

@@ -52,4 +52,5 @@ def test_slack_markup_decodes_once_into_names_channels_and_links() -> None:
     assert decode(text, names=NAMES.get) == (
         "ask @Carol in #help or @here; see https://x.test/a?b=1&c=2; &lt; stays"
     )
-    assert mentioned_users([message("U1", "cc <@U3> <@U2|bob>", "1.0")]) == {"U1", "U2", "U3"}
+    mentions = [message("U1", "cc <@U3> <@U2|bob>", "1.0"), BOT_ANSWER]
+    assert mentioned_users(mentions, bot_user=BOT) == {"U1", "U2", "U3"}  # not the bot
