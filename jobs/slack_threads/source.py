@@ -146,14 +146,26 @@ class SlackThreadsSource(ChangeFeedSource):
                         f"#{channel.name} ({channel.id}): the bot is not a member; invite it "
                         "with /invite @kb"
                     )
+                if channel.is_private and not self._named_collection(channel):
+                    # Until search hides a private channel's collection from the others
+                    # by itself, its threads are read only into a collection the admin
+                    # named, to restrict in slack.toml: never visible everywhere by default.
+                    raise ChannelUnreadable(
+                        f"#{channel.name} ({channel.id}) is private: name its collection in "
+                        "`collections` and allow that collection only in that channel in "
+                        "slack.toml [access.channels]"
+                    )
                 found.append(channel)
             except ChannelUnreadable as error:
                 unreadable.append((configured, str(error)))
         return found, unreadable
 
-    def _collection(self, channel: ChannelInfo) -> str:
+    def _named_collection(self, channel: ChannelInfo) -> str | None:
         named = self._settings.collections
-        return named.get(channel.id) or named.get(channel.name) or channel.name
+        return named.get(channel.id) or named.get(channel.name)
+
+    def _collection(self, channel: ChannelInfo) -> str:
+        return self._named_collection(channel) or channel.name
 
     async def _channel_items(
         self,

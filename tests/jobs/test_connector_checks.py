@@ -76,3 +76,32 @@ async def test_a_slack_check_counts_the_threads_of_its_channels(slack: FakeSlack
     assert isinstance(source, OnlineCheck)
     seen = await source.check()
     assert (seen.visible, seen.titles) == (1, ("#help",))
+
+
+async def test_a_private_channel_is_read_only_into_a_collection_the_admin_named(
+    slack: FakeSlackHistory,
+) -> None:
+    from jobs.connectors.base import ConnectorContext
+    from jobs.documents import FailedDocument, SourceDocument
+    from jobs.slack_threads.builder import build_slack_source
+
+    slack.add_channel("G0SECRET1", "secret-ops", is_private=True)
+    parent = slack.post("G0SECRET1", "U1", "Where is the break-glass password?")
+    slack.post("G0SECRET1", "U1", "In the red vault.", thread_ts=parent)
+    credentials = {"SLACK_BOT_TOKEN": fake_slack_history.TOKEN}
+
+    async def items(**settings: object) -> list[object]:
+        config = SlackSourceConfig(
+            name="threads",
+            settings=SlackSettings(base_url=slack.base_url, channels=["secret-ops"], **settings),
+        )
+        source = build_slack_source(config, ConnectorContext(credentials=credentials))
+        return [item async for item in source.documents()]
+
+    (refused,) = await items()
+    assert (
+        isinstance(refused, FailedDocument) and "is private: name its collection" in refused.reason
+    )
+    (document,) = await items(collections={"secret-ops": "secret-ops-only"})
+    assert isinstance(document, SourceDocument) and document.collection == "secret-ops-only"
+    assert document.metadata["slack"]["private"] is True
