@@ -3,8 +3,9 @@
 Through the app's own wiring (bot/wiring.py: the reindex job and the answer loop the CLI's
 `kb ask` calls), slack_sdk, and the strict fake of Slack's history methods. The promises
 of issue 21: a thread answered in #help is quoted with its permalink; an edited reply
-changes the quote; a deleted thread disappears; bots, the bot's own answers and joins are
-left out; `kb stats` counts the answers that came from Slack threads.
+changes the quote; a deleted thread disappears; a private channel's thread (in the
+collection its channel alone may see) is not quoted elsewhere; bots, the bot's own answers
+and joins are left out; `kb stats` counts the answers that came from Slack threads.
 """
 
 from __future__ import annotations
@@ -130,6 +131,30 @@ async def test_a_thread_deleted_in_slack_disappears_and_an_unchanged_one_is_not_
     assert await pool.fetchval("SELECT count(*) FROM documents") == 0
     answer = await runtime.answerer().answer("How do I reset my VPN token?")
     assert not any(WORKSPACE in (c.url or "") for c in answer.citations)
+
+
+async def test_a_private_channels_thread_is_quoted_in_that_channel_and_nowhere_else(
+    runtime: Runtime, slack: FakeSlackHistory
+) -> None:
+    from bot.slack.config import AccessPolicy
+
+    parent = slack.post(PRIVATE, "U0ALICE01", "Where is the break-glass password kept?")
+    slack.post(PRIVATE, "U0BOB0001", "In the red vault, shelf three.", thread_ts=parent)
+    ask_vpn_thread(slack)
+    cfg = config(slack, "help", "secret-ops", collections={"secret-ops": "secret-ops-only"})
+    assert (await sync(runtime, slack, cfg)).documents_added == 2
+    policy = AccessPolicy.from_toml(
+        f'[access]\ndefault = ["help"]\n[access.channels]\n{PRIVATE} = ["secret-ops-only"]\n',
+        where="slack.toml",
+    )
+    question = "Where is the break-glass password kept?"
+    inside = await runtime.answerer().answer(question, scope=policy.for_channel(PRIVATE).scope)
+    # Found and cited where it may be seen (which sentence the extractive reasoner quotes
+    # from a two-line thread is the reasoner's business, not the source's).
+    assert [c.collection for c in inside.citations] == ["secret-ops-only"]
+    outside = await runtime.answerer().answer(question, scope=policy.for_channel(HELP).scope)
+    assert not any("red vault" in c.quote or "break-glass" in c.quote for c in outside.claims)
+    assert all(c.collection == "help" for c in outside.citations)
 
 
 async def test_the_first_sync_reads_only_the_look_back_window(
