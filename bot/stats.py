@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from store.embedding import Embedder
-from store.stats import DayCount, GapQuestion, StatsReader, Totals
+from store.stats import DayCount, GapQuestion, KindCount, StatsReader, Totals
 
 # Cosine at which two questions ask the same thing: with all-MiniLM-L6-v2, paraphrases of one
 # question score 0.7–0.9 and different questions about the same office 0.2–0.35.
@@ -39,6 +39,7 @@ class StatsReport:
     days: list[DayCount]
     totals: Totals
     gaps: list[Gap] = field(default_factory=list)
+    by_kind: list[KindCount] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -46,6 +47,7 @@ class StatsReport:
             "days": [{**asdict(d), "day": d.day.isoformat()} for d in self.days],
             "totals": asdict(self.totals),
             "gaps": [{**asdict(g), "examples": list(g.examples)} for g in self.gaps],
+            "answers_by_source_kind": {k.kind: k.answers for k in self.by_kind},
         }
 
 
@@ -103,6 +105,7 @@ async def stats_report(
         days=await reader.per_day(since=since),
         totals=await reader.totals(since=since),
         gaps=await knowledge_gaps(await reader.gap_questions(since=since), embedder=embedder),
+        by_kind=await reader.answers_by_kind(since=since),
     )
 
 
@@ -121,6 +124,8 @@ def report_text(report: StatsReport) -> str:
         f"escalated to people {t.escalated}: resolved {t.resolved}, "
         f"expert answers added {t.expert_answers}",
         f"feedback: 👍 {t.thumbs_up}  👎 {t.thumbs_down}  comments {t.comments}",
+        "answers citing: "
+        + (", ".join(f"{k.kind} {k.answers}" for k in report.by_kind) or "nothing yet"),
         "",
         "knowledge gaps (escalated or 👎, grouped by meaning):",
     ]

@@ -38,7 +38,7 @@ from pydantic import (
 
 from jobs.errors import SourceConfigError
 
-KINDS = ("directory", "web", "notion")
+KINDS = ("directory", "web", "notion", "github", "slack")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
 )  # fmt: skip
@@ -183,6 +183,89 @@ class NotionSettings(ConnectorSettings):
     max_blocks: int = Field(default=20_000, ge=1, le=1_000_000)
 
 
+GITHUB_DOC_PATHS = ("**/*.md", "**/*.markdown", "**/*.rst", "**/*.txt", "**/*.ipynb")
+# Vendored and generated trees are never the team's documentation.
+GITHUB_EXCLUDE = ("**/node_modules/**", "**/vendor/**", "**/third_party/**", ".github/**")
+_REPOSITORY = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+$")
+
+
+class GitHubSettings(ConnectorSettings):
+    """Repositories' docs (and optionally issues) over GitHub's REST API (jobs/github/)."""
+
+    # GitHub.com, or a GitHub Enterprise Server's API root (https://HOST/api/v3).
+    base_url: str = Field(default="https://api.github.com", min_length=1)
+    # The environment variable holding the token (a fine-grained or classic PAT, or an
+    # App installation token minted outside): contents:read, issues:read.
+    token_env: str = "GITHUB_TOKEN"
+    repositories: list[str] = Field(default_factory=list)
+    # Or every repository of an organisation whose name matches `repository_filter`.
+    org: str | None = Field(default=None, min_length=1)
+    repository_filter: str = Field(default="*", min_length=1)
+    include_archived: bool = False
+    paths: list[str] = Field(default_factory=lambda: list(GITHUB_DOC_PATHS), min_length=1)
+    exclude: list[str] = Field(default_factory=lambda: list(GITHUB_EXCLUDE))
+    # none | answered (closed as completed) | closed | all: issues as documents.
+    issues: Literal["none", "answered", "closed", "all"] = "none"
+    wiki: bool = False
+    max_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
+    # A rate-limit wait longer than this ends the run (it resumes at the next one).
+    max_wait_seconds: float = Field(default=120.0, ge=1, le=3600)
+
+    @field_validator("repositories")
+    @classmethod
+    def _owner_slash_name(cls, repositories: list[str]) -> list[str]:
+        for name in repositories:
+            if not _REPOSITORY.match(name):
+                raise ValueError(f"{name!r} is not owner/name")
+        return repositories
+
+    @model_validator(mode="after")
+    def _something_to_read(self) -> GitHubSettings:
+        if not self.repositories and not self.org:
+            raise ValueError("give repositories (owner/name) or org")
+        if self.wiki:
+            raise ValueError(
+                "wiki: GitHub serves a wiki as a git repository (<repo>.wiki.git), not over "
+                "the REST API; clone it and index the clone with a directory source"
+            )
+        return self
+
+
+_CHANNEL_ID = re.compile(r"^[CG][A-Z0-9]{6,}$")
+
+
+class SlackSettings(ConnectorSettings):
+    """Answered threads of chosen channels (jobs/slack_threads/)."""
+
+    token_env: str = "SLACK_BOT_TOKEN"
+    base_url: str = Field(default="https://slack.com/api/", min_length=1)
+    # Channel ids (C0123ABCD) or names (help, #help). A private channel is read only when
+    # it is listed here and the bot is a member.
+    channels: list[str] = Field(min_length=1)
+    # The first sync reads this far back; later ones from where the last one stopped.
+    lookback_days: int = Field(default=90, ge=1, le=3650)
+    # Each run re-reads the threads started this recently: late replies, edits, deletions.
+    rescan_days: float = Field(default=7.0, ge=0, le=365)
+    min_replies: int = Field(default=1, ge=1, le=100)
+    # Only threads with this reaction (e.g. "white_check_mark"), if set.
+    require_reaction: str | None = Field(default=None, min_length=1)
+    # Only threads a reply from one of these user ids (U0123…) answered, if any.
+    experts: list[str] = Field(default_factory=list)
+    # Channel (id or name) → collection; a channel not listed: its own name.
+    collections: dict[str, str] = Field(default_factory=dict)
+
+    @field_validator("channels")
+    @classmethod
+    def _channel_names(cls, channels: list[str]) -> list[str]:
+        cleaned = [c.strip().removeprefix("#") for c in channels]
+        if any(not c for c in cleaned):
+            raise ValueError("a channel is empty")
+        return cleaned
+
+    def is_id(self, channel: str) -> bool:
+        return bool(_CHANNEL_ID.match(channel))
+
+
 class _SourceBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -258,10 +341,30 @@ class NotionSourceConfig(_SourceBase):
     settings: NotionSettings
 
 
-SourceConfig = DirectorySourceConfig | WebSourceConfig | NotionSourceConfig
+class GitHubSourceConfig(_SourceBase):
+    kind: Literal["github"] = "github"
+    settings: GitHubSettings
+
+
+class SlackSourceConfig(_SourceBase):
+    kind: Literal["slack"] = "slack"
+    settings: SlackSettings
+
+
+SourceConfig = (
+    DirectorySourceConfig
+    | WebSourceConfig
+    | NotionSourceConfig
+    | GitHubSourceConfig
+    | SlackSourceConfig
+)
 _ENTRY = TypeAdapter[SourceConfig](
     Annotated[
-        DirectorySourceConfig | WebSourceConfig | NotionSourceConfig,
+        DirectorySourceConfig
+        | WebSourceConfig
+        | NotionSourceConfig
+        | GitHubSourceConfig
+        | SlackSourceConfig,
         Field(discriminator="kind"),
     ]
 )
@@ -269,11 +372,15 @@ _FIELDS: dict[str, type[BaseModel]] = {
     "directory": DirectorySourceConfig,
     "web": WebSourceConfig,
     "notion": NotionSourceConfig,
+    "github": GitHubSourceConfig,
+    "slack": SlackSourceConfig,
 }
 _SETTINGS: dict[str, type[BaseModel]] = {
     "directory": DirectorySettings,
     "web": WebSettings,
     "notion": NotionSettings,
+    "github": GitHubSettings,
+    "slack": SlackSettings,
 }
 
 

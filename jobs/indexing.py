@@ -265,7 +265,11 @@ class Indexer:
         missing = sorted(uri for uri in stored if uri not in listed)
         if not missing:
             return
-        reason = _unsafe_to_delete(source, len(listed), len(stored), options)
+        # A GoneDocument is the source saying so (a change feed's deletion, an HTTP 410),
+        # not a listing that came back short: it counts as accounted for, so one thread
+        # deleted in Slack is deleted even when it was the source's only document.
+        gone = sum(1 for item in items if isinstance(item, GoneDocument) and item.uri in stored)
+        reason = _unsafe_to_delete(source, len(listed) + gone, len(stored), options)
         if reason:
             report.warnings.append(
                 f"kept {len(missing)} documents missing from the listing: {reason}"

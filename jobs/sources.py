@@ -13,6 +13,8 @@ from jobs.connectors.base import ConnectorContext, Cursor
 from jobs.directory import DirectorySource
 from jobs.documents import Source
 from jobs.errors import SourceConfigError
+from jobs.github.builder import build_github_source
+from jobs.slack_threads.builder import build_slack_source
 from jobs.web import HttpValidators, WebSource
 from store.documents import StoredDocument
 
@@ -28,7 +30,11 @@ def _notion(config: Any, context: ConnectorContext) -> Source:
 
 # Connector kinds by `kind`. Each builder imports its client library when called, so
 # `kb --help` and the Slack ack path never pay for it.
-CONNECTORS: Mapping[str, ConnectorBuilder] = {"notion": _notion}
+CONNECTORS: Mapping[str, ConnectorBuilder] = {
+    "notion": _notion,
+    "github": build_github_source,
+    "slack": build_slack_source,
+}
 
 
 def build_source(

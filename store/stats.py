@@ -43,6 +43,12 @@ class GapQuestion:
     thumbs_down: bool
 
 
+@dataclass(frozen=True, slots=True)
+class KindCount:
+    kind: str  # the source kind: directory, web, github, slack, escalations…
+    answers: int  # answered runs citing at least one document of this kind
+
+
 class StatsReader:
     def __init__(self, pool: asyncpg.Pool) -> None:
         self._pool = pool
@@ -89,6 +95,22 @@ class StatsReader:
             thumbs_down=row["down"],
             comments=row["comments"],
         )
+
+    async def answers_by_kind(self, *, since: datetime) -> list[KindCount]:
+        """How many answers cited each kind of source (an answer citing two kinds counts in
+        both): which answers came from Slack threads, from GitHub, from the handbook."""
+        rows = await self._pool.fetch(
+            """SELECT s.kind, count(DISTINCT r.id) AS answers
+               FROM agent_runs r
+               CROSS JOIN LATERAL jsonb_array_elements(
+                   CASE WHEN jsonb_typeof(r.answer -> 'citations') = 'array'
+                        THEN r.answer -> 'citations' ELSE '[]'::jsonb END) AS c(citation)
+               JOIN sources s ON s.name = c.citation ->> 'source'
+               WHERE r.created_at >= $1
+               GROUP BY s.kind ORDER BY answers DESC, s.kind""",
+            since,
+        )
+        return [KindCount(r["kind"], r["answers"]) for r in rows]
 
     async def gap_questions(self, *, since: datetime, limit: int = 2000) -> list[GapQuestion]:
         """Questions whose run was escalated (by the run or by a person) or got a 👎."""

@@ -35,4 +35,8 @@ def test_the_manifest_declares_the_command_events_and_urls_the_bot_serves() -> N
     assert "shortcuts" not in features  # the bot defines none
     scopes = set(manifest["oauth_config"]["scopes"]["bot"])
     assert {"app_mentions:read", "chat:write", "commands", "assistant:write"} <= scopes
-    assert "users:read" not in scopes  # nothing reads users
+    # The `slack` source (jobs/slack_threads/) reads channels and display names; history
+    # scopes the bot already has for its own threads.
+    assert {"channels:history", "groups:history", "channels:read", "groups:read"} <= scopes
+    assert "users:read" in scopes
+    assert "users:read.email" not in scopes and "channels:manage" not in scopes

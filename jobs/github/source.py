@@ -1,0 +1,303 @@
+"""The `github` source: each repository's doc files (and optionally issues) as documents.
+
+Per repository, per run:
+1. "Did the default branch move?": `GET /repos/{o}/{r}/commits/{branch}` in the SHA
+   media type with the ETag saved in the cursor. A 304 costs nothing against the rate
+   limit and ends the repository's work: its stored documents are unchanged.
+2. When it moved (or on a first run), one recursive tree of the new head lists every
+   file with its blob SHA. A file whose blob SHA is the one stored with its document is
+   unchanged (git's content hash: same SHA, same bytes); a new or edited one is fetched
+   (`git/blobs`) and converted; a stored file no longer in the tree is gone. This is the
+   tree-SHA diff: it needs no previous head and never misses a change the way a
+   `compare` capped at 300 files could.
+3. Issues (if enabled): `GET /repos/{o}/{r}/issues?since=` the newest update seen, with
+   their comments; one that no longer matches the filter (reopened) is removed.
+
+Documents: uri `owner/repo/path` (or `owner/repo/issues/N`), URL the file on its default
+branch (`html_url/blob/branch/path`) or the issue's page, updated = the file's newest
+commit (or the issue's update time). Wikis are git repositories, not REST resources: not
+read here (the settings say so). The cursor, per repository: default branch, html_url,
+head SHA, its ETag and the issues' `since`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from datetime import datetime
+from typing import Any
+from urllib.parse import quote
+
+from jobs.config import GitHubSettings
+from jobs.connectors.base import ChangeFeedSource, ConnectorContext, Cursor, SourceCheck
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
+from jobs.errors import DocumentError
+from jobs.formats.markdown import convert_markdown
+from jobs.formats.plaintext import tidy_text
+from jobs.github.client import GitHubApi, GitHubError, Issue, NotFound, Repository, TreeFile
+from jobs.github.content import convert_repository_file
+from jobs.github.paths import matches, wanted
+
+ApiFactory = Callable[[], GitHubApi]
+
+
+class GitHubSource(ChangeFeedSource):
+    def __init__(
+        self,
+        *,
+        name: str,
+        settings: GitHubSettings,
+        context: ConnectorContext,
+        api: ApiFactory,
+    ) -> None:
+        super().__init__(name=name, context=context)
+        self._settings = settings
+        self._api = api
+        self._state: dict[str, dict[str, Any]] = {}
+        self._failed_repos: set[str] = set()
+
+    async def changes(self, cursor: Cursor | None) -> AsyncIterator[SourceItem]:
+        saved: dict[str, dict[str, Any]] = dict((cursor or {}).get("repos", {}))
+        async with self._api() as api:
+            repositories = await self._repositories(api, saved)
+            for repository in repositories:
+                async for item in self._repository_items(api, repository, saved):
+                    yield item
+        listed = {r.full_name for r in repositories}
+        for uri, stored in self.context.stored.items():
+            if _repo_of(stored.metadata) not in listed:
+                yield GoneDocument(uri, "its repository is no longer in the source's settings")
+
+    def cursor_after(self, *, failed: Sequence[str]) -> Cursor:
+        state = {name: dict(entry) for name, entry in self._state.items()}
+        for uri in failed:
+            name = "/".join(uri.split("/", 2)[:2])
+            if name in state:
+                # Walk its tree again next run (only the failed files are fetched again).
+                state[name]["etag"] = None
+        return {"repos": state}
+
+    async def check(self, *, titles: int = 3) -> SourceCheck:
+        """Authenticate and count the configured repositories' doc files (no indexing)."""
+        found: list[str] = []
+        async with self._api() as api:
+            for repository in await self._repositories(api, {}):
+                head = await api.head(repository, etag=None)
+                tree = await api.tree(repository, head.sha or repository.default_branch)
+                found += [f"{repository.full_name}/{f.path}" for f in self._docs(tree.files)]
+        return SourceCheck(visible=len(found), titles=tuple(found[:titles]))
+
+    # -- repositories -------------------------------------------------------------------
+
+    async def _repositories(
+        self, api: GitHubApi, saved: dict[str, dict[str, Any]]
+    ) -> list[Repository]:
+        found: list[Repository] = []
+        for full_name in self._settings.repositories:
+            entry = saved.get(full_name)
+            if entry and entry.get("default_branch") and entry.get("html_url"):
+                # Known from the last run: "unchanged" then costs one request, not two.
+                found.append(_saved_repository(full_name, entry))
+            else:
+                found.append(await api.repository(full_name))
+        if self._settings.org:
+            async for repository in api.organization_repositories(self._settings.org):
+                if repository.archived and not self._settings.include_archived:
+                    continue
+                if matches(repository.name, self._settings.repository_filter):
+                    found.append(repository)
+        unique = {r.full_name: r for r in found}
+        return list(unique.values())
+
+    async def _repository_items(
+        self, api: GitHubApi, repository: Repository, saved: dict[str, dict[str, Any]]
+    ) -> AsyncIterator[SourceItem]:
+        entry = dict(saved.get(repository.full_name) or {})
+        try:
+            head = await api.head(repository, etag=entry.get("etag") if entry else None)
+        except NotFound:
+            # Renamed default branch (or repository): ask for it afresh, once.
+            repository = await api.repository(repository.full_name)
+            entry = {}
+            head = await api.head(repository, etag=None)
+        state = {
+            "default_branch": repository.default_branch,
+            "html_url": repository.html_url,
+            "head": entry.get("head"),
+            "etag": entry.get("etag"),
+            "issues_since": entry.get("issues_since"),
+        }
+        if head.sha is not None:
+            async for item in self._files(api, repository, head.sha):
+                yield item
+            state.update(head=head.sha, etag=head.etag)
+        if self._settings.issues != "none":
+            async for item in self._issues(api, repository, state):
+                yield item
+        self._state[repository.full_name] = state
+
+    # -- files --------------------------------------------------------------------------
+
+    def _docs(self, files: Iterable[TreeFile]) -> list[TreeFile]:
+        s = self._settings
+        return [
+            f
+            for f in files
+            if f.size <= s.max_bytes and wanted(f.path, include=s.paths, exclude=s.exclude)
+        ]
+
+    async def _files(
+        self, api: GitHubApi, repository: Repository, head: str
+    ) -> AsyncIterator[SourceItem]:
+        tree = await api.tree(repository, head)
+        if tree.truncated:
+            raise GitHubError(
+                f"{repository.full_name}: its tree is too large for one listing (GitHub "
+                "truncated it); narrow `paths` or split the repository's docs out"
+            )
+        documents = self._docs(tree.files)
+        prefix = repository.full_name + "/"
+        in_tree = {prefix + f.path for f in documents}
+        for uri, stored in self.context.stored.items():
+            if uri.startswith(prefix) and _is_file(stored.metadata) and uri not in in_tree:
+                yield GoneDocument(uri, "deleted from the default branch (or no longer matched)")
+        changed = []
+        for file in documents:
+            stored_doc = self.context.stored.get(prefix + file.path)
+            if stored_doc and _blob_of(stored_doc.metadata) == file.sha:
+                yield UnchangedDocument(prefix + file.path)
+            else:
+                changed.append(file)
+        # Fetch a few files at once, keep the listing's order (the run's progress reads it).
+        width = self._settings.concurrency
+        for start in range(0, len(changed), width):
+            batch = changed[start : start + width]
+            items = await asyncio.gather(*(self._file(api, repository, head, f) for f in batch))
+            for item in items:
+                yield item
+
+    async def _file(
+        self, api: GitHubApi, repository: Repository, head: str, file: TreeFile
+    ) -> SourceItem:
+        uri = f"{repository.full_name}/{file.path}"
+        url = f"{repository.html_url}/blob/{quote(repository.default_branch)}/{quote(file.path)}"
+        try:
+            data = await api.blob(repository, file.sha)
+            converted = convert_repository_file(file.path, data, page_url=url)
+        except DocumentError as error:
+            return FailedDocument(uri, error.reason)
+        updated = await api.last_change(repository, file.path, ref=head)
+        return SourceDocument(
+            uri=uri,
+            title=converted.title or file.path.rsplit("/", 1)[-1],
+            url=url,
+            text=converted.text,
+            metadata={
+                **converted.metadata,
+                "github": {
+                    "repo": repository.full_name,
+                    "path": file.path,
+                    "blob": file.sha,
+                    "commit": head,
+                },
+            },
+            updated_at=updated,
+        )
+
+    # -- issues -------------------------------------------------------------------------
+
+    async def _issues(
+        self, api: GitHubApi, repository: Repository, state: dict[str, Any]
+    ) -> AsyncIterator[SourceItem]:
+        since_text = state.get("issues_since")
+        since = datetime.fromisoformat(since_text) if since_text else None
+        newest = since
+        async for issue in api.issues(repository, since=since):
+            newest = max(newest, issue.updated_at) if newest else issue.updated_at
+            if issue.is_pull_request:
+                continue
+            uri = f"{repository.full_name}/issues/{issue.number}"
+            if self._wanted_issue(issue):
+                yield await self._issue(api, repository, issue, uri)
+            elif uri in self.context.stored:
+                yield GoneDocument(uri, f"the issue is {issue.state} now")
+        state["issues_since"] = newest.isoformat() if newest else None
+
+    def _wanted_issue(self, issue: Issue) -> bool:
+        kind = self._settings.issues
+        if kind == "all":
+            return True
+        if kind == "closed":
+            return issue.state == "closed"
+        return issue.state == "closed" and issue.state_reason == "completed"
+
+    async def _issue(
+        self, api: GitHubApi, repository: Repository, issue: Issue, uri: str
+    ) -> SourceItem:
+        try:
+            comments = await api.comments(repository, issue.number) if issue.comments else []
+        except DocumentError as error:
+            return FailedDocument(uri, error.reason)
+        parts = [_markdown(issue.body, issue.html_url)]
+        for comment in comments:
+            heading = f"## Reply by {comment.author}" if comment.author else "## Reply"
+            parts.append(f"{heading}\n\n{_markdown(comment.body, issue.html_url)}")
+        return SourceDocument(
+            uri=uri,
+            title=f"{issue.title} (#{issue.number})",
+            url=issue.html_url,
+            text=tidy_text("\n\n".join(p for p in parts if p.strip())),
+            metadata={
+                "github": {
+                    "repo": repository.full_name,
+                    "issue": issue.number,
+                    "state": issue.state,
+                    "state_reason": issue.state_reason,
+                    "author": issue.author,
+                }
+            },
+            updated_at=issue.updated_at,
+        )
+
+
+def _markdown(body: str, page_url: str) -> str:
+    try:
+        return convert_markdown(body, page_url=page_url, site_root=None, aliases={}).text
+    except DocumentError:
+        # An issue body opening with `---` is not front matter: keep the words as written.
+        return tidy_text(body)
+
+
+def _saved_repository(full_name: str, entry: dict[str, Any]) -> Repository:
+    owner, name = full_name.split("/", 1)
+    return Repository(
+        owner=owner,
+        name=name,
+        default_branch=str(entry["default_branch"]),
+        html_url=str(entry["html_url"]),
+    )
+
+
+def _github(metadata: dict[str, Any]) -> dict[str, Any]:
+    found = metadata.get("github")
+    return found if isinstance(found, dict) else {}
+
+
+def _repo_of(metadata: dict[str, Any]) -> str | None:
+    repo = _github(metadata).get("repo")
+    return repo if isinstance(repo, str) else None
+
+
+def _blob_of(metadata: dict[str, Any]) -> str | None:
+    blob = _github(metadata).get("blob")
+    return blob if isinstance(blob, str) else None
+
+
+def _is_file(metadata: dict[str, Any]) -> bool:
+    return "path" in _github(metadata)

@@ -1,0 +1,1 @@
+"""The `slack` source: answered threads of chosen channels, one document per thread."""
