@@ -41,6 +41,7 @@ from jobs.errors import SourceConfigError
 KINDS = ("directory", "web")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
+    "**/*.docx",
 )  # fmt: skip
 # Hidden folders (.git, .venv) and vendored dependencies are never documentation.
 DEFAULT_EXCLUDE = ("**/.*", "**/node_modules", "**/site-packages")
