@@ -183,12 +183,19 @@ def demo(no_prompt: bool) -> None:
 @click.option(
     "--check", is_flag=True, help="Only validate the sources file (exit 1 if it is wrong)."
 )
-def sources(check: bool) -> None:
+@click.option(
+    "--online",
+    is_flag=True,
+    help="With --check: sign in to each connector and report what it can see.",
+)
+def sources(check: bool, online: bool) -> None:
     """List the configured sources, their schedules and last runs."""
+    if online and not check:
+        raise click.UsageError("--online goes with --check: kb sources --check --online")
     if check:
         from bot.sources import check_sources
 
-        _run(lambda: check_sources(_settings()))
+        _run(lambda: check_sources(_settings(), online=online))
         return
     from bot.commands import sources_command
 

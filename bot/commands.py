@@ -23,7 +23,7 @@ from bot.logs import JsonFormatter
 from bot.settings import Settings
 from bot.slack.blocks import answer_messages
 from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
-from bot.sources import configured_sources, handbook_config
+from bot.sources import configured_sources, handbook_config, source_credentials
 from bot.terminal import answer_text
 from bot.wiring import Runtime, open_runtime
 from jobs.config import SourceConfig
@@ -66,9 +66,8 @@ async def reindex(
     console.print("[dim]loading the embedding model and listing documents…[/]")
     await runtime.embedder.load()
     with progress_bars() as bars:
-        return await runtime.reindex_job(base_dir=base_dir).run(
-            configs, dry_run=dry_run, progress=bars
-        )
+        job = runtime.reindex_job(base_dir=base_dir, credentials=source_credentials(configs))
+        return await job.run(configs, dry_run=dry_run, progress=bars)
 
 
 def say(
@@ -300,7 +299,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
         await runtime.embedder.load()
         if serve_http and (await runtime.documents.counts())["chunks"]:
             await runtime.warm()  # the first question should not pay for the BM25 build
-        job = runtime.reindex_job(base_dir=base_dir)
+        job = runtime.reindex_job(base_dir=base_dir, credentials=source_credentials(configs))
         # Sources due at the same moment take turns here; the advisory lock inside the job
         # would otherwise make all but one of them skip.
         turns = asyncio.Lock()

@@ -2,14 +2,22 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 import click
 
 from bot.settings import Settings
-from jobs.config import DirectorySettings, DirectorySourceConfig, SourceConfig, load_sources
+from jobs.config import (
+    DirectorySettings,
+    DirectorySourceConfig,
+    SourceConfig,
+    credential_envs,
+    load_sources,
+)
 from jobs.directory import HANDBOOK_SLACK, HANDBOOK_URL
-from jobs.errors import SourceConfigError
+from jobs.errors import JobsError, SourceConfigError
 
 
 def handbook_config(settings: Settings) -> SourceConfig:
@@ -60,10 +68,22 @@ def select_sources(
     return chosen, base_dir
 
 
-async def check_sources(settings: Settings) -> None:
-    """`kb sources --check`: the sources file is valid and every folder root exists."""
-    from jobs.errors import SourceConfigError
+def source_credentials(
+    configs: Sequence[SourceConfig], environ: Mapping[str, str] | None = None
+) -> dict[str, str]:
+    """The connectors' secrets, by the environment variable names the sources file gives.
 
+    Only these variables are read (bot/ is the one layer that reads the environment); a
+    missing one is reported by the source that needs it, when it runs.
+    """
+    environ = os.environ if environ is None else environ
+    names = {env for config in configs for env in credential_envs(config)}
+    return {name: environ[name] for name in sorted(names) if environ.get(name)}
+
+
+async def check_sources(settings: Settings, *, online: bool = False) -> None:
+    """`kb sources --check`: the sources file is valid and every folder root exists; with
+    `online`, every connector authenticates and says what it can see, one line each."""
     configs, base_dir = configured_sources(settings)
     for config in configs:
         if isinstance(config, DirectorySourceConfig):
@@ -75,6 +95,37 @@ async def check_sources(settings: Settings) -> None:
                 )
     origin = settings.sources_path if settings.sources_path.exists() else "built-in default"
     click.echo(f"ok: {len(configs)} source(s) in {origin}")
+    if online:
+        failed = await check_online(configs, base_dir=base_dir)
+        if failed:
+            raise SourceConfigError(f"{failed} source(s) could not be read; see above")
+
+
+async def check_online(configs: Sequence[SourceConfig], *, base_dir: Path) -> int:
+    """Authenticate each connector and print one line each; return how many failed."""
+    from jobs.connectors.base import OnlineCheck
+    from jobs.sources import build_source
+
+    credentials = source_credentials(configs)
+    failed = 0
+    for config in configs:
+        try:
+            source = build_source(config, base_dir=base_dir, credentials=credentials)
+        except JobsError as exc:
+            click.echo(f"  {config.name}: FAILED: {exc}")
+            failed += 1
+            continue
+        if not isinstance(source, OnlineCheck):
+            click.echo(f"  {config.name}: {config.kind} source, nothing to check online")
+            continue
+        try:
+            seen = await source.check()
+        except JobsError as exc:
+            click.echo(f"  {config.name}: FAILED: {exc}")
+            failed += 1
+            continue
+        click.echo(f"  {config.name}: ok, {seen.describe()}")
+    return failed
 
 
 def folder_config(path: Path, *, name: str | None, url_template: str | None) -> SourceConfig:

@@ -128,8 +128,13 @@ class Runtime:
             embed_batch_size=self.settings.index_batch_size,
         )
 
-    def reindex_job(self, *, base_dir: Path) -> ReindexJob:
+    def reindex_job(
+        self, *, base_dir: Path, credentials: Mapping[str, str] | None = None
+    ) -> ReindexJob:
+        """The reindex; `credentials` are the connectors' secrets by environment variable
+        name (bot/sources.py `source_credentials`)."""
         return ReindexJob(
+            credentials=credentials,
             pool=self.pool,
             indexer=self.indexer(),
             documents=self.documents,

@@ -4,7 +4,7 @@ A TOML file with one `[[source]]` table per source:
 
     [[source]]
     name = "handbook"              # unique; documents are identified by (name, uri)
-    kind = "directory"             # directory | web
+    kind = "directory"             # directory | web | notion
     collection = "handbook"        # what per-channel access control filters on
     every = "1h"                   # or: cron = "0 6 * * 1-5" (UTC)
     [source.settings]              # typed per kind: DirectorySettings, WebSettings
@@ -38,7 +38,7 @@ from pydantic import (
 
 from jobs.errors import SourceConfigError
 
-KINDS = ("directory", "web")
+KINDS = ("directory", "web", "notion")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
     "**/*.docx",
@@ -132,6 +132,58 @@ class WebSettings(_Settings):
         return self
 
 
+# An environment variable's name, as shells write them. Upper case only: a pasted token
+# (Notion's `ntn_...`, a Confluence API token) is then refused without being repeated.
+_ENV_NAME = re.compile(r"^[A-Z_][A-Z0-9_]*$")
+
+
+class ConnectorSettings(_Settings):
+    """What every connector's settings share (jobs/connectors/).
+
+    A field whose name ends in `_env` names the environment variable holding a
+    credential (`token_env = "NOTION_TOKEN"`): the secret itself never goes in the file,
+    and only bot/ reads the environment (`credential_envs`).
+    """
+
+    # API calls of this source in flight at once.
+    concurrency: int = Field(default=4, ge=1, le=32)
+    # Tries per call on HTTP 429 / 5xx before the document (or the run) fails.
+    max_attempts: int = Field(default=5, ge=1, le=20)
+    timeout_seconds: float = Field(default=30.0, gt=0, le=600)
+
+    @model_validator(mode="after")
+    def _env_names_are_names(self) -> ConnectorSettings:
+        for key, value in self:
+            named = isinstance(value, str) and _ENV_NAME.match(value)
+            if key.endswith("_env") and value is not None and not named:
+                # The value is not repeated: it may be the secret pasted by mistake.
+                raise ValueError(
+                    f"{key} must name an environment variable (like NOTION_TOKEN: capital "
+                    "letters, digits, _), not hold the secret itself"
+                )
+        return self
+
+    def credential_envs(self) -> list[str]:
+        """The environment variables this source reads its credentials from."""
+        return [v for k, v in self if k.endswith("_env") and isinstance(v, str)]
+
+
+class NotionSettings(ConnectorSettings):
+    """The pages and databases shared with a Notion integration (jobs/connectors/notion.py)."""
+
+    token_env: str = "NOTION_TOKEN"
+    base_url: str = Field(default="https://api.notion.com", min_length=1)
+    # Only pages below these pages (ids, with or without dashes); empty: everything shared.
+    root_pages: list[str] = Field(default_factory=list)
+    # Root page id → collection: the permission unit. Other roots: the source's collection.
+    collections: dict[str, str] = Field(default_factory=dict)
+    # Every this many runs, list every page's id to find deleted or unshared pages (the
+    # search feed does not return them); the runs between read only what changed.
+    full_check_every: int = Field(default=24, ge=1, le=10_000)
+    # A page longer than this many blocks is indexed up to there, with a warning.
+    max_blocks: int = Field(default=20_000, ge=1, le=1_000_000)
+
+
 class _SourceBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -202,12 +254,34 @@ class WebSourceConfig(_SourceBase):
     settings: WebSettings
 
 
-SourceConfig = DirectorySourceConfig | WebSourceConfig
+class NotionSourceConfig(_SourceBase):
+    kind: Literal["notion"] = "notion"
+    settings: NotionSettings
+
+
+SourceConfig = DirectorySourceConfig | WebSourceConfig | NotionSourceConfig
 _ENTRY = TypeAdapter[SourceConfig](
-    Annotated[DirectorySourceConfig | WebSourceConfig, Field(discriminator="kind")]
+    Annotated[
+        DirectorySourceConfig | WebSourceConfig | NotionSourceConfig,
+        Field(discriminator="kind"),
+    ]
 )
-_FIELDS: dict[str, type[BaseModel]] = {"directory": DirectorySourceConfig, "web": WebSourceConfig}
-_SETTINGS: dict[str, type[BaseModel]] = {"directory": DirectorySettings, "web": WebSettings}
+_FIELDS: dict[str, type[BaseModel]] = {
+    "directory": DirectorySourceConfig,
+    "web": WebSourceConfig,
+    "notion": NotionSourceConfig,
+}
+_SETTINGS: dict[str, type[BaseModel]] = {
+    "directory": DirectorySettings,
+    "web": WebSettings,
+    "notion": NotionSettings,
+}
+
+
+def credential_envs(config: SourceConfig) -> list[str]:
+    """The environment variables `config` names for its credentials (none for files, web)."""
+    settings = config.settings
+    return settings.credential_envs() if isinstance(settings, ConnectorSettings) else []
 
 
 def parse_duration(text: str) -> timedelta:

@@ -18,7 +18,10 @@ class SourceDocument:
     starting with `#`, paragraphs are separated by blank lines, and links are kept
     as `[text](url)`. `metadata` must be JSON-serialisable. `notes` are things the
     owner should know although the document was indexed (a file name that had to be
-    encoded); the run reports them as warnings.
+    encoded); the run reports them as warnings. `collection`, when given, overrides the
+    source's configured collection for this document: a connector maps the document's
+    permission unit (a Notion root page, a Confluence space, a Drive shared drive) to it,
+    and a document whose unit changes moves collection on the next run.
     """
 
     uri: str
@@ -28,6 +31,7 @@ class SourceDocument:
     metadata: dict[str, Any] = field(default_factory=dict)
     updated_at: datetime | None = None
     notes: tuple[str, ...] = ()
+    collection: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

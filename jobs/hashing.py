@@ -19,12 +19,18 @@ def content_hash(text: str) -> str:
     return _sha256(f"{CHUNKING_VERSION}\n{text}")
 
 
-def metadata_hash(*, title: str, url: str | None, metadata: dict[str, Any]) -> str:
-    """Hash of everything shown or filtered on but never embedded."""
-    payload = json.dumps(
-        {"title": title, "url": url, "metadata": metadata}, sort_keys=True, default=str
-    )
-    return _sha256(payload)
+def metadata_hash(
+    *, title: str, url: str | None, metadata: dict[str, Any], collection: str | None = None
+) -> str:
+    """Hash of everything shown or filtered on but never embedded.
+
+    A document's own collection counts only when it has one, so the hashes of documents
+    without (every document indexed before connectors) stay what they were.
+    """
+    fields: dict[str, Any] = {"title": title, "url": url, "metadata": metadata}
+    if collection is not None:
+        fields["collection"] = collection
+    return _sha256(json.dumps(fields, sort_keys=True, default=str))
 
 
 def chunk_hash(embedding_text: str) -> str:

@@ -388,9 +388,12 @@ def _record(doc: SourceDocument) -> DocumentRecord:
         url=doc.url,
         text=doc.text,
         content_hash=content_hash(doc.text),
-        metadata_hash=metadata_hash(title=doc.title, url=doc.url, metadata=doc.metadata),
+        metadata_hash=metadata_hash(
+            title=doc.title, url=doc.url, metadata=doc.metadata, collection=doc.collection
+        ),
         metadata=doc.metadata,
         source_updated_at=doc.updated_at,
+        collection=doc.collection,
     )
 
 

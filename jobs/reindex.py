@@ -12,12 +12,18 @@ The changed documents of each run go through the index queue (jobs/queued_writes
 lock is held by the coordinating run only; workers serve whichever run is active. At the
 start of a pass the queue items of finished runs (kept until then for inspection), the
 rows of long-dead workers and the change log's rows older than a day are deleted.
+
+A connector reading a change feed (jobs/connectors/base.py) starts from the cursor its
+source's last complete run saved, and its new cursor is saved only after the indexer
+has written (or queued and seen written) every document of the run: a run that fails or
+is killed leaves the old cursor, so the next one reads those changes again, and the
+hashes find what was already written unchanged (nothing is embedded twice).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -27,6 +33,7 @@ import aiohttp
 import asyncpg
 
 from jobs.config import SourceConfig, WebSourceConfig
+from jobs.connectors.base import CursorSource
 from jobs.documents import Source
 from jobs.errors import JobsError
 from jobs.indexing import Indexer, IndexOptions, IndexReport, ProgressCallback, QueuedRun
@@ -40,10 +47,13 @@ from store.index_queue import IndexQueue
 from store.index_runs import IndexRunRepository
 from store.index_workers import WorkerRegistry
 from store.locks import REINDEX_LOCK_KEY, try_advisory_lock
+from store.source_cursors import SourceCursorRepository
 
 log = logging.getLogger(__name__)
 
 ProgressFactory = Callable[[str], ProgressCallback | None]
+SourceBuilder = Callable[..., Source]
+"""Same arguments as jobs.sources.build_source (tests hand in a fake connector's builder)."""
 
 # How long the corpus change log (migration 0005) keeps a row. Every reader (a keyword
 # index, the sentence warm-up) catches up within seconds of a change; one idle longer
@@ -73,6 +83,8 @@ class ReindexJob:
         base_dir: Path,
         distribution: Distribution | None = None,
         claimer: str | None = None,
+        credentials: Mapping[str, str] | None = None,
+        build: SourceBuilder = build_source,
     ) -> None:
         self._pool = pool
         self._indexer = indexer
@@ -84,6 +96,10 @@ class ReindexJob:
         )
         # Who this process is when it embeds queued documents itself.
         self._claimer = claimer or process_name("coordinator")
+        # Environment variable name → value, for the names the sources file gives (bot/).
+        self._credentials = dict(credentials or {})
+        self._build = build
+        self._cursors = SourceCursorRepository(pool)
 
     async def run(
         self,
@@ -166,7 +182,11 @@ class ReindexJob:
             min_listing_ratio=config.min_listing_ratio,
         )
         queue = None if run_id is None else QueuedRun(self._distribution, run_id, self._claimer)
-        return await self._indexer.run(source, options=options, progress=progress, queue=queue)
+        report = await self._indexer.run(source, options=options, progress=progress, queue=queue)
+        # Only now is every document of the run written: a later crash resumes from here.
+        if not dry_run and isinstance(source, CursorSource) and source.new_cursor is not None:
+            await self._cursors.save(config.name, source.new_cursor)
+        return report
 
     async def _failed(
         self, config: SourceConfig, run_id: int | None, outcome: ReindexOutcome, reason: str
@@ -182,4 +202,14 @@ class ReindexJob:
         """The source, told what the store holds of it (for skipping what has not changed)."""
         source_id = await self._documents.source_id(config.name)
         stored = await self._documents.documents_of(source_id=source_id) if source_id else {}
-        return build_source(config, base_dir=self._base_dir, http=http, stored=stored)
+        saved = await self._cursors.get(config.name)
+        return self._build(
+            config,
+            base_dir=self._base_dir,
+            http=http,
+            stored=stored,
+            # A cursor without stored documents (they were deleted by hand, or the source
+            # renamed back) would mark nothing unchanged and miss everything: read it all.
+            cursor=saved.cursor if saved and stored else None,
+            credentials=self._credentials,
+        )

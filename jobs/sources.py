@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import aiohttp
 
-from jobs.config import DirectorySourceConfig, SourceConfig
+from jobs.config import DirectorySourceConfig, SourceConfig, WebSourceConfig
+from jobs.connectors.base import ConnectorContext, Cursor
 from jobs.directory import DirectorySource
 from jobs.documents import Source
 from jobs.errors import SourceConfigError
 from jobs.web import HttpValidators, WebSource
 from store.documents import StoredDocument
+
+ConnectorBuilder = Callable[[Any, ConnectorContext], Source]
+"""Builds one connector kind's Source from its config (typed per kind) and context."""
+
+
+def _notion(config: Any, context: ConnectorContext) -> Source:
+    from jobs.connectors import notion
+
+    return notion.build(config, context)
+
+
+# Connector kinds by `kind`. Each builder imports its client library when called, so
+# `kb --help` and the Slack ack path never pay for it.
+CONNECTORS: Mapping[str, ConnectorBuilder] = {"notion": _notion}
 
 
 def build_source(
@@ -22,26 +37,39 @@ def build_source(
     base_dir: Path,
     http: aiohttp.ClientSession | None = None,
     stored: Mapping[str, StoredDocument] | None = None,
+    cursor: Cursor | None = None,
+    credentials: Mapping[str, str] | None = None,
 ) -> Source:
     """The Source for `config`; relative folder roots are resolved against `base_dir`.
 
     `stored` is the source's documents as the store holds them: the directory source
-    skips files unchanged since, the web source sends conditional GETs.
+    skips files unchanged since, the web source sends conditional GETs, a connector marks
+    what its change feed did not mention as unchanged. `cursor` is where a connector's
+    change feed was last read to; `credentials` maps the environment variable names the
+    sources file gives to their values (read by bot/, never here).
     """
     stored = stored or {}
     if isinstance(config, DirectorySourceConfig):
         return DirectorySource.from_settings(
             name=config.name, settings=config.settings, base_dir=base_dir, previous=stored
         )
-    if http is None:
-        raise SourceConfigError(f"source {config.name!r} is a web source: it needs an HTTP session")
-    settings = config.settings.model_dump(exclude_none=True)
-    return WebSource(
-        name=config.name,
-        session=http,
-        validators=web_validators({uri: d.metadata for uri, d in stored.items()}),
-        **settings,
-    )
+    if isinstance(config, WebSourceConfig):
+        if http is None:
+            raise SourceConfigError(
+                f"source {config.name!r} is a web source: it needs an HTTP session"
+            )
+        settings = config.settings.model_dump(exclude_none=True)
+        return WebSource(
+            name=config.name,
+            session=http,
+            validators=web_validators({uri: d.metadata for uri, d in stored.items()}),
+            **settings,
+        )
+    builder = CONNECTORS.get(config.kind)
+    if builder is None:
+        raise SourceConfigError(f"source {config.name!r}: no connector for kind {config.kind!r}")
+    context = ConnectorContext(stored=stored, cursor=cursor, credentials=credentials or {})
+    return builder(config, context)
 
 
 def web_validators(metadata_by_uri: Mapping[str, dict[str, Any]]) -> dict[str, HttpValidators]:

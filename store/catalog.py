@@ -43,13 +43,14 @@ class Catalog:
     async def collections(self, *, sample_titles: int = 3) -> list[CollectionSummary]:
         """Every collection with documents, its sources and a few of its document titles."""
         rows = await self._pool.fetch(
-            """SELECT s.collection, s.name, s.kind, count(d.id) AS documents,
+            """SELECT coalesce(d.collection, s.collection) AS collection, s.name, s.kind,
+                      count(d.id) AS documents,
                       (array_agg(d.title ORDER BY d.updated_at DESC, d.id)
                          FILTER (WHERE d.id IS NOT NULL))[1:$1] AS titles
                FROM sources s LEFT JOIN documents d ON d.source_id = s.id
-               GROUP BY s.collection, s.name, s.kind
+               GROUP BY 1, s.name, s.kind
                HAVING count(d.id) > 0
-               ORDER BY s.collection, s.name""",
+               ORDER BY 1, s.name""",
             sample_titles,
         )
         grouped: dict[str, list[asyncpg.Record]] = {}
@@ -64,7 +65,8 @@ class Catalog:
 
     async def chunk_origins(self, chunk_ids: Sequence[int]) -> dict[int, ChunkOrigin]:
         rows = await self._pool.fetch(
-            """SELECT c.id, s.collection, d.title FROM chunks c
+            """SELECT c.id, coalesce(d.collection, s.collection) AS collection, d.title
+               FROM chunks c
                JOIN documents d ON d.id = c.document_id JOIN sources s ON s.id = d.source_id
                WHERE c.id = ANY($1::bigint[])""",
             list(chunk_ids),

@@ -24,7 +24,8 @@ UPDATED_AT = "coalesce(d.source_updated_at, d.updated_at)"
 
 _INDEXED_CHUNKS_SQL = f"""
 SELECT c.id, c.document_id, d.source_id, d.title,
-       extract(epoch FROM {UPDATED_AT})::float8 AS updated_at, c.text, c.heading_path
+       extract(epoch FROM {UPDATED_AT})::float8 AS updated_at, c.text, c.heading_path,
+       d.collection
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 """
@@ -44,7 +45,8 @@ SELECT through_xid >= pg_snapshot_xmin($1::text::pg_snapshot) FROM corpus_change
 
 _HITS_SQL = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, s.collection, {UPDATED_AT} AS updated_at
+       d.title, d.url, d.uri, s.name AS source,
+       coalesce(d.collection, s.collection) AS collection, {UPDATED_AT} AS updated_at
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
 JOIN sources s ON s.id = d.source_id
@@ -53,7 +55,8 @@ WHERE c.id = ANY($1::bigint[])
 
 _HITS_WITH_SIMILARITY_SQL = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, s.collection, {UPDATED_AT} AS updated_at,
+       d.title, d.url, d.uri, s.name AS source,
+       coalesce(d.collection, s.collection) AS collection, {UPDATED_AT} AS updated_at,
        1 - (c.embedding <=> $2) AS similarity
 FROM chunks c
 JOIN documents d ON d.id = c.document_id
@@ -81,6 +84,8 @@ class IndexedChunk:
     updated_at: float  # epoch seconds
     text: str
     heading_path: tuple[str, ...]
+    # The document's own collection (migration 0010); None: its source's.
+    collection: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,4 +263,5 @@ def _indexed(row: asyncpg.Record) -> IndexedChunk:
         float(row["updated_at"]),
         row["text"],
         tuple(row["heading_path"]),
+        row["collection"],
     )

@@ -25,6 +25,8 @@ class StoredDocument:
     metadata_hash: str
     metadata: dict[str, Any]
     url: str | None = None
+    # The document's own collection (migration 0010); None: its source's.
+    collection: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,8 @@ class DocumentRecord:
     metadata_hash: str
     metadata: dict[str, Any] = field(default_factory=dict)
     source_updated_at: datetime | None = None
+    # Overrides the source's collection for this document (a connector's permission unit).
+    collection: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,7 +117,7 @@ class DocumentRepository:
 
     async def documents_of(self, *, source_id: int) -> dict[str, StoredDocument]:
         rows = await self._pool.fetch(
-            """SELECT id, uri, url, content_hash, metadata_hash, metadata
+            """SELECT id, uri, url, content_hash, metadata_hash, metadata, collection
                FROM documents WHERE source_id = $1""",
             source_id,
         )
@@ -125,6 +129,7 @@ class DocumentRepository:
                 r["metadata_hash"],
                 json.loads(r["metadata"]),
                 r["url"],
+                r["collection"],
             )
             for r in rows
         }
@@ -152,7 +157,7 @@ class DocumentRepository:
         async with self._pool.acquire() as conn, conn.transaction():
             await conn.execute(
                 """UPDATE documents SET title = $3, url = $4, metadata = $5, metadata_hash = $6,
-                          source_updated_at = $7, updated_at = now()
+                          source_updated_at = $7, collection = $8, updated_at = now()
                    WHERE source_id = $1 AND uri = $2""",
                 source_id,
                 document.uri,
@@ -161,6 +166,7 @@ class DocumentRepository:
                 json.dumps(document.metadata),
                 document.metadata_hash,
                 document.source_updated_at,
+                document.collection,
             )
             await bump_corpus_version(conn)
 
@@ -271,13 +277,13 @@ async def swap_document(
 async def _upsert_document(conn: asyncpg.Connection, source_id: int, doc: DocumentRecord) -> int:
     return await conn.fetchval(
         """INSERT INTO documents (source_id, uri, title, url, text, content_hash, metadata_hash,
-                                  metadata, source_updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+                                  metadata, source_updated_at, collection)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
            ON CONFLICT (source_id, uri) DO UPDATE SET
                title = EXCLUDED.title, url = EXCLUDED.url, text = EXCLUDED.text,
                content_hash = EXCLUDED.content_hash, metadata_hash = EXCLUDED.metadata_hash,
                metadata = EXCLUDED.metadata, source_updated_at = EXCLUDED.source_updated_at,
-               updated_at = now()
+               collection = EXCLUDED.collection, updated_at = now()
            RETURNING id""",
         source_id,
         doc.uri,
@@ -288,6 +294,7 @@ async def _upsert_document(conn: asyncpg.Connection, source_id: int, doc: Docume
         doc.metadata_hash,
         json.dumps(doc.metadata),
         doc.source_updated_at,
+        doc.collection,
     )
 
 

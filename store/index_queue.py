@@ -325,6 +325,7 @@ def _payload(queued: QueuedDocument) -> dict[str, Any]:
             "content_hash": d.content_hash, "metadata_hash": d.metadata_hash,
             "metadata": d.metadata,
             "source_updated_at": d.source_updated_at.isoformat() if d.source_updated_at else None,
+            "collection": d.collection,
         },
         "chunks": [
             [c.ordinal, c.text, c.text_hash, c.char_start, c.char_end, list(c.heading_path)]
@@ -346,6 +347,8 @@ def _queued(payload: str) -> QueuedDocument:
         metadata_hash=d["metadata_hash"],
         metadata=d["metadata"],
         source_updated_at=datetime.fromisoformat(updated) if updated else None,
+        # .get: items queued before migration 0010 carry no collection.
+        collection=d.get("collection"),
     )
     chunks = tuple(
         QueuedChunk(ordinal, text, digest, start, end, tuple(path))

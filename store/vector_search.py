@@ -40,13 +40,15 @@ class ChunkHit:
     score: float
     # When the document last changed (the source's date, else the index time), if known.
     updated_at: datetime | None = None
-    # The collection of the chunk's source: what per-channel access control filters on.
+    # The chunk's document's collection (else its source's): what per-channel access
+    # control filters on.
     collection: str = "default"
 
 
 SEARCH_SQL = """
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, s.collection,
+       d.title, d.url, d.uri, s.name AS source,
+       coalesce(d.collection, s.collection) AS collection,
        1 - (c.embedding <=> $1) AS score,
        coalesce(d.source_updated_at, d.updated_at) AS updated_at
 FROM chunks c
@@ -54,7 +56,7 @@ JOIN documents d ON d.id = c.document_id
 JOIN sources s ON s.id = d.source_id
 WHERE c.embedding IS NOT NULL
   AND ($3::text[] IS NULL OR s.name = ANY($3::text[]))
-  AND ($4::text[] IS NULL OR s.collection = ANY($4::text[]))
+  AND ($4::text[] IS NULL OR coalesce(d.collection, s.collection) = ANY($4::text[]))
 ORDER BY c.embedding <=> $1
 LIMIT $2
 """
@@ -63,7 +65,8 @@ LIMIT $2
 _UPDATED_AT = "coalesce(d.source_updated_at, d.updated_at)"
 _FILTERED_SELECT = f"""
 SELECT c.id, c.document_id, c.ordinal, c.text, c.char_start, c.char_end, c.heading_path,
-       d.title, d.url, d.uri, s.name AS source, s.collection,
+       d.title, d.url, d.uri, s.name AS source,
+       coalesce(d.collection, s.collection) AS collection,
        1 - (c.embedding <=> $1) AS score,
        {_UPDATED_AT} AS updated_at
 FROM chunks c
@@ -71,7 +74,7 @@ JOIN documents d ON d.id = c.document_id
 JOIN sources s ON s.id = d.source_id
 WHERE c.embedding IS NOT NULL
   AND ($3::text[] IS NULL OR s.name = ANY($3::text[]))
-  AND ($4::text[] IS NULL OR s.collection = ANY($4::text[]))
+  AND ($4::text[] IS NULL OR coalesce(d.collection, s.collection) = ANY($4::text[]))
   AND ($5::timestamptz IS NULL OR {_UPDATED_AT} >= $5)
   AND ($6::timestamptz IS NULL OR {_UPDATED_AT} < $6)
 """

@@ -10,6 +10,7 @@ never disturbed. Word pairs are segments of their own over the same chunks.
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,6 +29,8 @@ class ChunkColumns:
     document_ids: np.ndarray  # int64
     source_ids: np.ndarray  # int64
     updated_at: np.ndarray  # float64 epoch seconds
+    # The document's own collection as `collection_code(name)`; 0: its source's collection.
+    collection_codes: np.ndarray  # int64
 
     @classmethod
     def concat(cls, parts: Sequence[ChunkColumns]) -> ChunkColumns:
@@ -40,6 +43,7 @@ class ChunkColumns:
             joined("document_ids", np.int64),
             joined("source_ids", np.int64),
             joined("updated_at", np.float64),
+            joined("collection_codes", np.int64),
         )
 
     def taken(self, keep: np.ndarray) -> ChunkColumns:
@@ -48,12 +52,27 @@ class ChunkColumns:
             self.document_ids[keep],
             self.source_ids[keep],
             self.updated_at[keep],
+            self.collection_codes[keep],
         )
 
     def nbytes(self) -> int:
-        return sum(
-            a.nbytes for a in (self.chunk_ids, self.document_ids, self.source_ids, self.updated_at)
-        )
+        arrays = (
+            self.chunk_ids, self.document_ids, self.source_ids, self.updated_at,
+            self.collection_codes,
+        )  # fmt: skip
+        return sum(a.nbytes for a in arrays)
+
+
+def collection_code(name: str | None) -> int:
+    """A collection name as a number the index can compare in bulk; 0 for None.
+
+    A hash rather than a table of ids: the code of a name never changes, so chunks read
+    at different times agree without a shared registry (2^-62 odds of two names meeting).
+    """
+    if name is None:
+        return 0
+    digest = hashlib.blake2b(name.encode("utf-8"), digest_size=8).digest()
+    return (int.from_bytes(digest, "big") >> 2) or 1
 
 
 @dataclass(frozen=True, slots=True)

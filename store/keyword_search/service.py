@@ -29,7 +29,13 @@ from store.keyword_search import ranking
 from store.keyword_search.bm25 import Bm25Parameters
 from store.keyword_search.live import LiveBm25
 from store.keyword_search.pairs import PairVocabulary, pair_occurrences, query_pairs
-from store.keyword_search.segmented import ChunkColumns, Segment, SegmentedIndex, SegmentPolicy
+from store.keyword_search.segmented import (
+    ChunkColumns,
+    Segment,
+    SegmentedIndex,
+    SegmentPolicy,
+    collection_code,
+)
 from store.keyword_search.segments import Postings
 from store.keyword_search.terms import BREAK, TermSequences, Vocabulary
 from store.text_analysis import TextAnalyzer, TitleMentions
@@ -104,8 +110,14 @@ class _Snapshot:
         """Which positions (all, or those `at`) are live and pass `where`."""
         columns, mask = self.index.columns, self.index.alive
         source_ids, updated_at = columns.source_ids, columns.updated_at
+        codes = columns.collection_codes
         if at is not None:
-            mask, source_ids, updated_at = mask[at], source_ids[at], updated_at[at]
+            mask, source_ids, updated_at, codes = (
+                mask[at],
+                source_ids[at],
+                updated_at[at],
+                codes[at],
+            )
         sources = self.point.sources
         if where.sources is not None:
             wanted = set(where.sources)
@@ -114,7 +126,9 @@ class _Snapshot:
         if where.collections is not None:
             wanted = set(where.collections)
             ids = [i for i, (_, collection) in sources.items() if collection in wanted]
-            mask = mask & np.isin(source_ids, ids)
+            # A document's own collection (code != 0) decides; else its source's.
+            own = np.isin(codes, [collection_code(c) for c in wanted])
+            mask = mask & np.where(codes != 0, own, np.isin(source_ids, ids))
         if where.updated_after is not None:
             mask = mask & (updated_at >= where.updated_after.timestamp())
         if where.updated_before is not None:
@@ -416,6 +430,7 @@ def _segment(
         np.fromiter((c.document_id for c in chunks), np.int64, count=len(chunks)),
         np.fromiter((c.source_id for c in chunks), np.int64, count=len(chunks)),
         np.fromiter((c.updated_at for c in chunks), np.float64, count=len(chunks)),
+        np.fromiter((collection_code(c.collection) for c in chunks), np.int64, count=len(chunks)),
     )
     return Segment(columns, words, pair_postings)
 

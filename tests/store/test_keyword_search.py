@@ -195,7 +195,9 @@ def test_top_ranks_like_rank_bm25_and_honours_the_mask(analyzer: TextAnalyzer) -
 def _segment_of(documents: list[list[str]], first_id: int, vocabulary: Vocabulary) -> Segment:
     sequences = TermSequences.of([vocabulary.ids(d) for d in documents])
     ids = np.arange(first_id, first_id + len(documents), dtype=np.int64)
-    columns = ChunkColumns(ids, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids)))
+    columns = ChunkColumns(
+        ids, ids, np.zeros(len(ids), np.int64), np.zeros(len(ids)), np.zeros(len(ids), np.int64)
+    )
     words = Postings.build(sequences.terms, sequences.owner, sequences.size)
     return Segment(columns, words, None)
 

@@ -1,0 +1,394 @@
+"""The `notion` source: pages (database rows included) shared with an integration.
+
+Read through the official `notion-client` (its AsyncClient, so nothing blocks the event
+loop), with its own retries off: every call goes through jobs/connectors/retry.py.
+
+The change feed is POST /v1/search for pages, sorted by last_edited_time descending
+(https://developers.notion.com/reference/post-search), read until a page older than
+the cursor: a run with no edits makes one call. A page whose last_edited_time and
+collection match the stored copy is not fetched. Search returns neither deleted nor
+unshared pages, so every `full_check_every` runs the whole id list is read (pages only,
+no content) and stored pages missing from it are removed. A page's blocks come from
+GET /v1/blocks/{id}/children, paginated, recursively (notion_blocks.py turns them into
+text). The permission unit is the root page: the top-most shared ancestor, or the
+configured `root_pages` one a page is below; `collections` maps it to a collection.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import httpx
+from notion_client import AsyncClient
+from notion_client.errors import HTTPResponseError, RequestTimeoutError
+
+from jobs.config import NotionSourceConfig
+from jobs.connectors.base import ChangeFeedSource, ConnectorContext, Cursor, SourceCheck
+from jobs.connectors.errors import ConnectorError, CredentialRejectedError, TransientError
+from jobs.connectors.notion_blocks import BlockNode, page_title, page_url, render
+from jobs.connectors.retry import ApiCalls, RetryPolicy, retry_after_seconds
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
+
+log = logging.getLogger(__name__)
+
+PAGE_SIZE = 100  # the API's maximum
+# Pages fetched side by side; the calls themselves are capped by ApiCalls.
+WINDOW = 8
+MAX_DEPTH = 64  # nesting of blocks, and of parents when finding a root
+
+
+class PageGone(ConnectorError):
+    """The API says the object does not exist or is not shared (404)."""
+
+
+def build(config: NotionSourceConfig, context: ConnectorContext) -> NotionSource:
+    return NotionSource(config=config, context=context)
+
+
+def plain_id(notion_id: str) -> str:
+    """An id as Notion shows it in URLs and settings: 32 hex digits, no dashes."""
+    return notion_id.replace("-", "").lower()
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A page as the search feed lists it."""
+
+    id: str
+    edited: str  # last_edited_time, ISO 8601
+    page: dict[str, Any]
+
+    @property
+    def gone(self) -> bool:
+        return bool(self.page.get("archived") or self.page.get("in_trash"))
+
+
+class NotionApi:
+    """The calls this connector makes, with Notion's errors turned into ours."""
+
+    def __init__(self, client: AsyncClient, calls: ApiCalls, *, source: str, env: str) -> None:
+        self._client = client
+        self.calls = calls
+        self._source = source
+        self._env = env
+
+    async def call(self, request: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
+        async def once() -> dict[str, Any]:
+            try:
+                return await request()
+            except HTTPResponseError as error:
+                raise self._translated(error) from None
+            except (httpx.TransportError, RequestTimeoutError) as error:
+                raise TransientError(f"Notion did not answer: {type(error).__name__}") from None
+
+        return await self.calls.call(once)
+
+    def _translated(self, error: HTTPResponseError) -> Exception:
+        if error.status == 401:
+            return CredentialRejectedError(source=self._source, env=self._env, system="Notion")
+        if error.status == 429 or error.status >= 500:
+            wait = retry_after_seconds(error.headers.get("retry-after"))
+            return TransientError(f"Notion answered HTTP {error.status}", retry_after=wait)
+        if error.status == 404:
+            return PageGone("not found, or no longer shared with the integration")
+        return ConnectorError(f"Notion refused the request: HTTP {error.status} {error.code}")
+
+    async def search_pages(self) -> AsyncIterator[Listed]:
+        start: str | None = None
+        while True:
+            body: dict[str, Any] = {
+                "filter": {"property": "object", "value": "page"},
+                "sort": {"direction": "descending", "timestamp": "last_edited_time"},
+                "page_size": PAGE_SIZE,
+            }
+            if start:
+                body["start_cursor"] = start
+            answer = await self.call(functools.partial(self._client.search, **body))
+            for page in answer.get("results", []):
+                if page.get("object") == "page":
+                    yield Listed(str(page["id"]), str(page["last_edited_time"]), page)
+            if not answer.get("has_more") or not answer.get("next_cursor"):
+                return
+            start = str(answer["next_cursor"])
+
+    async def page(self, page_id: str) -> dict[str, Any]:
+        return await self.call(lambda: self._client.pages.retrieve(page_id=page_id))
+
+    async def database(self, database_id: str) -> dict[str, Any]:
+        return await self.call(lambda: self._client.databases.retrieve(database_id=database_id))
+
+    async def block(self, block_id: str) -> dict[str, Any]:
+        return await self.call(lambda: self._client.blocks.retrieve(block_id=block_id))
+
+    async def children(self, block_id: str) -> AsyncIterator[dict[str, Any]]:
+        start: str | None = None
+        while True:
+            query: dict[str, Any] = {"block_id": block_id, "page_size": PAGE_SIZE}
+            if start:
+                query["start_cursor"] = start
+            answer = await self.call(functools.partial(self._client.blocks.children.list, **query))
+            for block in answer.get("results", []):
+                yield block
+            if not answer.get("has_more") or not answer.get("next_cursor"):
+                return
+            start = str(answer["next_cursor"])
+
+    async def user_name(self, user_id: str) -> str | None:
+        try:
+            user = await self.call(lambda: self._client.users.retrieve(user_id=user_id))
+        except (PageGone, ConnectorError) as error:
+            if isinstance(error, CredentialRejectedError):
+                raise
+            return None  # no "read user information" capability: keep the id
+        name = user.get("name")
+        return str(name) if name else None
+
+
+class NotionSource(ChangeFeedSource):
+    def __init__(self, *, config: NotionSourceConfig, context: ConnectorContext) -> None:
+        super().__init__(name=config.name, context=context)
+        self.settings = config.settings
+        self._token = context.credential(source=config.name, env=self.settings.token_env)
+        self._roots = {plain_id(r) for r in self.settings.root_pages}
+        self._collections = {plain_id(k): v for k, v in self.settings.collections.items()}
+        self._newest: str | None = (context.cursor or {}).get("since")
+        self._runs = int((context.cursor or {}).get("runs_since_full_check", 0))
+        self._full = False
+        self._parents: dict[str, str | None] = {}  # id → parent page/database id
+        self._users: dict[str, str | None] = {}
+        # The calls of the last run or check, for the "a quiet run makes one call" promise.
+        self.calls: ApiCalls | None = None
+
+    def _client(self) -> tuple[AsyncClient, ApiCalls]:
+        policy = RetryPolicy(
+            attempts=self.settings.max_attempts, concurrency=self.settings.concurrency
+        )
+        client = AsyncClient(
+            auth=self._token.value,
+            base_url=self.settings.base_url.rstrip("/"),
+            timeout_ms=int(self.settings.timeout_seconds * 1000),
+            retry=False,  # retry.py decides, for every connector alike
+            logger=logging.getLogger("notion_client"),
+            log_level=logging.WARNING,
+        )
+        self.calls = ApiCalls(policy)
+        return client, self.calls
+
+    async def check(self, *, titles: int = 3) -> SourceCheck:
+        client, calls = self._client()
+        async with client:
+            api = NotionApi(client, calls, source=self.name, env=self._token.env)
+            seen, first = 0, list[str]()
+            async for listed in api.search_pages():
+                seen += 1
+                if len(first) < titles:
+                    first.append(page_title(listed.page))
+                if seen >= 1000:
+                    return SourceCheck(seen, tuple(first), capped=True)
+            return SourceCheck(seen, tuple(first))
+
+    async def changes(self, cursor: Cursor | None) -> AsyncIterator[SourceItem]:
+        client, calls = self._client()
+        async with client:
+            api = NotionApi(client, calls, source=self.name, env=self._token.env)
+            self._full = cursor is None or self._runs + 1 >= self.settings.full_check_every
+            listed = await self._listing(api, cursor)
+            retry = [r for r in (cursor or {}).get("retry", []) if r not in {p.id for p in listed}]
+            for window in _windows([*listed, *await self._retried(api, retry)], WINDOW):
+                items = await asyncio.gather(*(self._item(api, page) for page in window))
+                for item in items:
+                    if item is not None:
+                        yield item
+            if self._full:
+                ids = {p.id for p in listed}
+                for uri in self.context.stored:
+                    if uri not in ids:
+                        yield GoneDocument(uri, "deleted, or no longer shared with the integration")
+
+    async def _listing(self, api: NotionApi, cursor: Cursor | None) -> list[Listed]:
+        since = None if self._full or cursor is None else cursor.get("since")
+        listed = []
+        async for page in api.search_pages():
+            # Notion's times are to the minute: an equal time may be a later edit, so it is
+            # listed, and skipped below if the stored copy has that time already.
+            if since is not None and page.edited < since:
+                break
+            listed.append(page)
+            self._parents[plain_id(page.id)] = _parent_id(page.page)
+            if self._newest is None or page.edited > self._newest:
+                self._newest = page.edited
+        return listed
+
+    async def _retried(self, api: NotionApi, ids: Sequence[str]) -> list[Listed]:
+        found = []
+        for page_id in ids:
+            try:
+                page = await api.page(page_id)
+            except PageGone:
+                found.append(Listed(page_id, "", {"id": page_id, "in_trash": True}))
+                continue
+            found.append(Listed(str(page["id"]), str(page["last_edited_time"]), page))
+        return found
+
+    async def _item(self, api: NotionApi, listed: Listed) -> SourceItem | None:
+        uri = listed.id
+        stored = self.context.stored.get(uri)
+        if listed.gone:
+            return GoneDocument(uri, "archived or in the trash") if stored else None
+        if (
+            stored is not None
+            and stored.metadata.get("last_edited_time") == listed.edited
+            and stored.metadata.get("root")
+            and stored.collection == self._collections.get(stored.metadata["root"])
+        ):
+            # Not edited since it was stored (moving a page edits it): no call at all.
+            return UnchangedDocument(uri)
+        try:
+            root = await self._root(api, listed.id)
+        except PageGone:
+            root = plain_id(listed.id)
+        if root is None:  # not below any configured root page
+            return GoneDocument(uri, "no longer below the root pages") if stored else None
+        collection = self._collections.get(root)
+        title = page_title(listed.page)
+        try:
+            return await self._document(api, listed, title, root, collection)
+        except PageGone:
+            return GoneDocument(uri, "deleted, or no longer shared with the integration")
+        except CredentialRejectedError:
+            raise
+        except ConnectorError as error:
+            return FailedDocument(uri, f"{title!r}: {error}")
+
+    async def _document(
+        self, api: NotionApi, listed: Listed, title: str, root: str, collection: str | None
+    ) -> SourceDocument:
+        nodes, truncated = await self._tree(api, listed.id)
+        page = listed.page
+        author_id = (page.get("created_by") or {}).get("id")
+        notes = (f"longer than {self.settings.max_blocks} blocks: indexed up to there",)
+        return SourceDocument(
+            uri=listed.id,
+            title=title,
+            url=str(page.get("url") or page_url(listed.id)),
+            text=f"# {title}\n\n{render(nodes)}",
+            metadata={
+                "last_edited_time": listed.edited,
+                "root": root,
+                "author": await self._user(api, author_id) if author_id else None,
+                "parent": _parent_id(page),
+            },
+            updated_at=datetime.fromisoformat(listed.edited.replace("Z", "+00:00")),
+            notes=notes if truncated else (),
+            collection=collection,
+        )
+
+    async def _tree(self, api: NotionApi, page_id: str) -> tuple[list[BlockNode], bool]:
+        """The page's blocks, depth first; each block read once (synced blocks can point
+        back at their own page), at most max_blocks of them."""
+        seen: set[str] = {plain_id(page_id)}
+        budget = [self.settings.max_blocks]
+
+        async def read(block_id: str, depth: int) -> list[BlockNode]:
+            nodes = []
+            async for block in api.children(block_id):
+                if budget[0] <= 0:
+                    break
+                budget[0] -= 1
+                node = BlockNode(block)
+                nodes.append(node)
+                child = _children_of(block)
+                if child and depth < MAX_DEPTH and plain_id(child) not in seen:
+                    seen.add(plain_id(child))
+                    node.children = await read(child, depth + 1)
+            return nodes
+
+        nodes = await read(page_id, 0)
+        return nodes, budget[0] <= 0
+
+    async def _root(self, api: NotionApi, page_id: str) -> str | None:
+        """The page's permission unit: the configured root page it is below (None: below
+        none), or without `root_pages` its top-most ancestor page shared with us."""
+        current: str | None = plain_id(page_id)
+        top = current
+        for depth in range(MAX_DEPTH):
+            if current is None:
+                break
+            if current in self._roots:
+                return current
+            stored = self.context.stored.get(_dashed(current))
+            if depth and stored is not None and stored.metadata.get("root"):
+                return str(stored.metadata["root"])  # an ancestor we already placed
+            if not current.startswith("db:"):
+                top = current
+            try:
+                current = await self._parent(api, current)
+            except PageGone:
+                break  # an ancestor not shared with us: the root is below it
+        return None if self._roots else top
+
+    async def _parent(self, api: NotionApi, object_id: str) -> str | None:
+        if object_id not in self._parents:
+            if object_id.startswith("db:"):
+                database = await api.database(object_id[3:])
+                self._parents[object_id] = _parent_id(database)
+            else:
+                page = await api.page(object_id)
+                self._parents[object_id] = _parent_id(page)
+        return self._parents[object_id]
+
+    async def _user(self, api: NotionApi, user_id: str) -> str:
+        if user_id not in self._users:
+            self._users[user_id] = await api.user_name(user_id)
+        return self._users[user_id] or user_id
+
+    def cursor_after(self, *, failed: Sequence[str]) -> Cursor:
+        return {
+            "since": self._newest,
+            "runs_since_full_check": 0 if self._full else self._runs + 1,
+            "retry": sorted(failed),
+        }
+
+
+def _parent_id(obj: dict[str, Any]) -> str | None:
+    """The page or database an object sits in (databases as 'db:<id>'); None at the top."""
+    parent = obj.get("parent") or {}
+    kind = parent.get("type")
+    if kind == "page_id":
+        return plain_id(str(parent["page_id"]))
+    if kind in ("database_id", "data_source_id") and parent.get("database_id"):
+        return "db:" + plain_id(str(parent["database_id"]))
+    return None  # workspace, or a block (a page inside a column): treated as the top
+
+
+def _children_of(block: dict[str, Any]) -> str | None:
+    """Whose children to read under this block: its own, or a synced block's original."""
+    kind = block.get("type")
+    if kind in ("child_page", "child_database"):
+        return None  # their own documents
+    if kind == "synced_block":
+        original = (block.get("synced_block") or {}).get("synced_from") or {}
+        if original.get("block_id"):
+            return str(original["block_id"])
+    return str(block["id"]) if block.get("has_children") else None
+
+
+def _dashed(plain: str) -> str:
+    p = plain
+    return f"{p[:8]}-{p[8:12]}-{p[12:16]}-{p[16:20]}-{p[20:]}" if len(p) == 32 else p
+
+
+def _windows(pages: Sequence[Listed], size: int) -> list[Sequence[Listed]]:
+    return [pages[i : i + size] for i in range(0, len(pages), size)]
