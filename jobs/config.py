@@ -38,9 +38,10 @@ from pydantic import (
 
 from jobs.errors import SourceConfigError
 
-KINDS = ("directory", "web", "notion", "github", "slack")
+KINDS = ("directory", "web", "notion", "github", "slack", "confluence", "google_drive")
 DEFAULT_INCLUDE = (
     "**/*.md", "**/*.markdown", "**/*.txt", "**/*.rst", "**/*.html", "**/*.htm", "**/*.pdf",
+    "**/*.docx",
 )  # fmt: skip
 # Hidden folders (.git, .venv) and vendored dependencies are never documentation.
 DEFAULT_EXCLUDE = ("**/.*", "**/node_modules", "**/site-packages")
@@ -266,6 +267,63 @@ class SlackSettings(ConnectorSettings):
         return bool(_CHANNEL_ID.match(channel))
 
 
+class ConfluenceSettings(ConnectorSettings):
+    """Confluence Cloud or Data Center pages (see jobs/connectors/confluence.py)."""
+
+    # Cloud: https://acme.atlassian.net/wiki ; Data Center: https://confluence.example.com
+    url: str = Field(pattern=r"^https?://")
+    # Cloud: user_env names the variable holding the account's e-mail, token_env its API
+    # token. Data Center: token_env alone, a personal access token.
+    token_env: str
+    user_env: str | None = None
+    cloud: bool | None = None  # None: decided from the URL (*.atlassian.net is Cloud)
+    spaces: list[str] = Field(default_factory=list)
+    exclude_spaces: list[str] = Field(default_factory=list)
+    labels: list[str] = Field(default_factory=list)
+    cql: str | None = Field(default=None, min_length=1)  # ANDed to the connector's own CQL
+    # Space key -> collection; a space not listed goes to its key in lower case.
+    collections: dict[str, str] = Field(default_factory=dict)
+    # Pages with read restrictions of their own go here; None leaves them out.
+    restricted_collection: str | None = Field(default=None, min_length=1)
+    attachments: bool = True  # PDF attachments, through the PDF converter
+    # Deletions and restriction changes are found by listing every page id in scope,
+    # once every this many runs (1: every run).
+    reconcile_every: int = Field(default=1, ge=1, le=1000)
+    # CQL reads dates in the user's time zone, to the minute: re-list this much before
+    # the cursor (pages found unchanged are not fetched).
+    overlap_minutes: int = Field(default=14 * 60, ge=0, le=7 * 24 * 60)
+    max_page_chars: int = Field(default=4_000_000, ge=1, le=100_000_000)
+    page_size: int = Field(default=100, ge=1, le=200)  # results per search call
+    max_attachment_bytes: int = Field(default=20_000_000, ge=1, le=2_000_000_000)
+
+
+class GoogleDriveSettings(ConnectorSettings):
+    """Files of Google shared drives and folders (see jobs/connectors/google_drive.py)."""
+
+    # The variable holding a service account's JSON key (or an OAuth access token).
+    credentials_env: str
+    # Domain-wide delegation: the user the service account acts as (their My Drive).
+    subject: str | None = Field(default=None, min_length=3)
+    shared_drives: list[str] = Field(default_factory=list)
+    folders: list[str] = Field(default_factory=list)
+    # Shared drive or folder id -> collection; one not listed goes to its id in lower case.
+    collections: dict[str, str] = Field(default_factory=dict)
+    mime_types: list[str] = Field(default_factory=list)  # empty: every readable type
+    # Files only specific people can open (limited access) are skipped unless this is set.
+    include_limited_access: bool = False
+    max_bytes: int = Field(default=20_000_000, ge=1, le=2_000_000_000)
+    max_sheet_rows: int = Field(default=1000, ge=1, le=1_000_000)
+    page_size: int = Field(default=100, ge=1, le=1000)  # files or changes per call
+    # The Drive API's base URL; only for a proxy or a test double.
+    api_endpoint: str | None = Field(default=None, pattern=r"^https?://")
+
+    @model_validator(mode="after")
+    def _something_to_read(self) -> GoogleDriveSettings:
+        if not self.shared_drives and not self.folders:
+            raise ValueError("give shared_drives or folders (or both)")
+        return self
+
+
 class _SourceBase(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
 
@@ -351,12 +409,24 @@ class SlackSourceConfig(_SourceBase):
     settings: SlackSettings
 
 
+class ConfluenceSourceConfig(_SourceBase):
+    kind: Literal["confluence"] = "confluence"
+    settings: ConfluenceSettings
+
+
+class GoogleDriveSourceConfig(_SourceBase):
+    kind: Literal["google_drive"] = "google_drive"
+    settings: GoogleDriveSettings
+
+
 SourceConfig = (
     DirectorySourceConfig
     | WebSourceConfig
     | NotionSourceConfig
     | GitHubSourceConfig
     | SlackSourceConfig
+    | ConfluenceSourceConfig
+    | GoogleDriveSourceConfig
 )
 _ENTRY = TypeAdapter[SourceConfig](
     Annotated[
@@ -364,7 +434,9 @@ _ENTRY = TypeAdapter[SourceConfig](
         | WebSourceConfig
         | NotionSourceConfig
         | GitHubSourceConfig
-        | SlackSourceConfig,
+        | SlackSourceConfig
+        | ConfluenceSourceConfig
+        | GoogleDriveSourceConfig,
         Field(discriminator="kind"),
     ]
 )
@@ -374,6 +446,8 @@ _FIELDS: dict[str, type[BaseModel]] = {
     "notion": NotionSourceConfig,
     "github": GitHubSourceConfig,
     "slack": SlackSourceConfig,
+    "confluence": ConfluenceSourceConfig,
+    "google_drive": GoogleDriveSourceConfig,
 }
 _SETTINGS: dict[str, type[BaseModel]] = {
     "directory": DirectorySettings,
@@ -381,6 +455,8 @@ _SETTINGS: dict[str, type[BaseModel]] = {
     "notion": NotionSettings,
     "github": GitHubSettings,
     "slack": SlackSettings,
+    "confluence": ConfluenceSettings,
+    "google_drive": GoogleDriveSettings,
 }
 
 

@@ -59,6 +59,7 @@ FORMATS = {
     ".html": "html",
     ".htm": "html",
     ".pdf": "pdf",
+    ".docx": "docx",
 }
 HANDBOOK_URL = "https://handbook.tts.gsa.gov"
 HANDBOOK_SLACK = "https://gsa-tts.slack.com"

@@ -22,6 +22,7 @@ from jobs.formats.markdown import (
     parse_front_matter,
     redirect_aliases,
 )
+from jobs.formats.office import convert_docx
 from jobs.formats.pdf import convert_pdf
 from jobs.formats.plaintext import convert_plaintext
 from jobs.formats.restructuredtext import convert_restructuredtext
@@ -80,6 +81,8 @@ def convert_file(task: FileTask) -> ConvertedFile:
     """Read and convert one file; DocumentError says why it cannot be indexed."""
     if task.file_format == "pdf":
         return ConvertedFile(convert_pdf(read_bytes(task.path, task.max_bytes)), _url(task, None))
+    if task.file_format == "docx":
+        return ConvertedFile(convert_docx(read_bytes(task.path, task.max_bytes)), _url(task, None))
     raw = decode_text(read_bytes(task.path, task.max_bytes))
     if task.file_format == "markdown":
         front, _ = parse_front_matter(raw)

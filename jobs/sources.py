@@ -28,12 +28,26 @@ def _notion(config: Any, context: ConnectorContext) -> Source:
     return notion.build(config, context)
 
 
+def _confluence(config: Any, context: ConnectorContext) -> Source:
+    from jobs.connectors import confluence
+
+    return confluence.build_confluence(config, context)
+
+
+def _google_drive(config: Any, context: ConnectorContext) -> Source:
+    from jobs.connectors import google_drive
+
+    return google_drive.build_google_drive(config, context)
+
+
 # Connector kinds by `kind`. Each builder imports its client library when called, so
 # `kb --help` and the Slack ack path never pay for it.
 CONNECTORS: Mapping[str, ConnectorBuilder] = {
     "notion": _notion,
     "github": build_github_source,
     "slack": build_slack_source,
+    "confluence": _confluence,
+    "google_drive": _google_drive,
 }
 
 
