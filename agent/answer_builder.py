@@ -11,10 +11,9 @@ import logging
 import time
 from collections.abc import Callable
 
-from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion, Turn
 from agent.claim_grounding import Grounded, ground_claims
 from agent.conflicts import find_conflicts
-from agent.followups import last_bot_turn
 from agent.grounding import GroundingVerifier
 from agent.reasoners.base import DraftClaim, Route
 from agent.retrieval.reading import Passage
@@ -45,7 +44,7 @@ class AnswerBuilder:
     async def _ground(self, drafts: list[DraftClaim], *, from_run: bool) -> Grounded:
         """Every path that produces claims goes through here; the counts are recorded."""
         grounded = await ground_claims(
-            self._verifier, drafts, read=self._chunks if from_run else None
+            self._verifier, drafts, stems=self._stems, read=self._chunks if from_run else None
         )
         verification = self._recorder.verification
         for dropped in grounded.dropped:
@@ -53,6 +52,8 @@ class AnswerBuilder:
             log.warning("dropped a claim citing chunk %d: %s", dropped.chunk_id, dropped.reason)
         verification["verified"] += len(grounded.kept)
         verification["rejected"] += len(grounded.dropped)
+        verification["statements_written"] += grounded.statements_written
+        verification["statements_dropped"] += grounded.statements_dropped
         return grounded
 
     async def grounded(self, drafts: list[DraftClaim]) -> Answer:
@@ -61,9 +62,10 @@ class AnswerBuilder:
         grounded = await self._ground(drafts, from_run=True)
         kept = list(grounded.kept)
         self._recorder.record("verify", f"{len(drafts)} claims", f"{len(kept)} verified", started)
-        return self._answer(kept, len(grounded.dropped))
+        return self._answer(kept, grounded)
 
-    def _answer(self, kept: list[DraftClaim], rejected: int) -> Answer:
+    def _answer(self, kept: list[DraftClaim], grounded: Grounded) -> Answer:
+        rejected = len(grounded.dropped)
         citations: dict[int, Citation] = {}
         claims: list[Claim] = []
         for draft in kept:
@@ -101,6 +103,8 @@ class AnswerBuilder:
             conflicts=tuple(self._conflicts(claims, list(citations.values()))),
             standalone_question=self._standalone(),
             rejected_claims=rejected,
+            statements_written=grounded.statements_written,
+            statements_dropped=grounded.statements_dropped,
             timings_ms=self._recorder.timings(),
         )
 
@@ -165,9 +169,8 @@ class AnswerBuilder:
             timings_ms=self._recorder.timings(),
         )
 
-    async def from_thread(self) -> Answer:
-        turn = last_bot_turn(self.state.goal.history)
-        assert turn is not None
+    async def from_thread(self, turn: Turn) -> Answer:
+        """The first claim of the thread's last answer (`turn`), grounded again."""
         first = turn.claims[0]
         draft = DraftClaim(first.statement, first.quote, first.chunk_id, 0, first.support)
         grounded = await self._ground([draft], from_run=False)

@@ -24,11 +24,12 @@ from agent.answer import Answer, StepCallback, Turn
 from agent.answer_builder import AnswerBuilder
 from agent.decisions import Decisions
 from agent.errors import note_run
-from agent.followups import compress
+from agent.followups import compress, last_bot_turn
 from agent.grounding import GroundingVerifier
 from agent.reasoners.base import Reasoner
 from agent.retrieval.dense import Retriever
 from agent.retrieval.reading import Reader
+from agent.routes import checked_route
 from agent.run_recorder import RunRecorder, ms_since
 from agent.search_driver import SearchDriver
 from agent.state import AgentState, Goal, PendingQuery
@@ -167,11 +168,16 @@ class _Run:
         state, decide = self.state, self.decisions.decide
         await self.recorder.tell("Reading the question")
         route = await decide("route", state.goal.question, lambda r: r.route(state.goal))
+        route, overruled = checked_route(route, state.goal)
+        if overruled:
+            state.notes.append(overruled)
+            self.recorder.record("route", "checked", overruled, time.perf_counter())
         state.goal = dataclasses.replace(state.goal, standalone=route.standalone)
         if route.action == "reply":
             return self.builder.reply(route)
-        if route.action == "from_thread":
-            return await self.builder.from_thread()
+        earlier = last_bot_turn(state.goal.history)
+        if route.action == "from_thread" and earlier is not None:
+            return await self.builder.from_thread(earlier)
         planned = await decide("plan", route.standalone, lambda r: r.decompose(route.standalone))
         state.sub_questions = list(planned)
         state.pending = [PendingQuery(q.text, i) for i, q in enumerate(planned)]

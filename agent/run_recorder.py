@@ -20,8 +20,15 @@ class RunRecorder:
     def __init__(self, state: AgentState, on_step: StepCallback | None) -> None:
         self.state = state
         self._on_step = on_step
-        # What grounding kept and dropped, stored as the run's `verification`.
-        self.verification: dict[str, Any] = {"verified": 0, "rejected": 0, "dropped": []}
+        # What grounding kept and dropped, stored as the run's `verification`; statements
+        # written and dropped for saying more than their quote (agent/claim_grounding).
+        self.verification: dict[str, Any] = {
+            "verified": 0,
+            "rejected": 0,
+            "dropped": [],
+            "statements_written": 0,
+            "statements_dropped": 0,
+        }
 
     def record(self, action: str, given: str, result: str, started: float) -> None:
         self.state.actions.append(
