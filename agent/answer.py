@@ -106,6 +106,10 @@ class Answer:
     # A conversational reply when no retrieval was needed ("thanks" → "You're welcome").
     reply: str | None = None
     rejected_claims: int = 0
+    # Statements that reached the statement check, and those of them dropped for saying
+    # more than their quote (agent/claim_grounding): unsupported_statement_rate's counts.
+    statements_written: int = 0
+    statements_dropped: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -167,6 +171,8 @@ class Answer:
             standalone_question=data.get("standalone_question"),
             reply=data.get("reply"),
             rejected_claims=data.get("rejected_claims", 0),
+            statements_written=data.get("statements_written", 0),
+            statements_dropped=data.get("statements_dropped", 0),
             timings_ms=dict(data.get("timings_ms", {})),
         )
 

@@ -317,18 +317,37 @@ def eval_group() -> None:
 
 
 @eval_group.command("answers")
-@click.argument("directory", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.argument("answers_path", metavar="ANSWERS", type=click.Path(path_type=Path, exists=True))
+@click.option(
+    "--documents",
+    type=click.Path(path_type=Path, file_okay=False, exists=True),
+    help="A folder of documents to index as `kb index` does; gold = paths relative to it.",
+)
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write metrics here.")
 @click.option("--limit", type=click.IntRange(min=1), help="Answer only N questions.")
 @click.option("--seed", type=int, help="Shuffle the questions with this seed first.")
-@click.option("--max-words", default=400, show_default=True, help="Chunk size for the corpus.")
+@click.option("--max-words", default=400, show_default=True, help="Chunk size for a corpus.jsonl.")
 def answers(
-    directory: Path, json_path: Path | None, limit: int | None, seed: int | None, max_words: int
+    answers_path: Path,
+    documents: Path | None,
+    json_path: Path | None,
+    limit: int | None,
+    seed: int | None,
+    max_words: int,
 ) -> None:
-    """Run DIRECTORY/answers.jsonl through the agent loop over DIRECTORY/corpus.jsonl."""
+    """Run an answer set through the agent loop and score the answers.
+
+    ANSWERS is answers.jsonl (or the folder holding it), one {"id", "question",
+    "answerable", "answers": [phrases], "gold": [documents]} per line. The corpus is
+    the corpus.jsonl beside it (BEIR layout, gold = its _ids), or with --documents a
+    folder of your own documents (Markdown, HTML, PDF, ... as `kb index` reads them),
+    gold = file paths relative to that folder, e.g.
+
+      kb eval answers my-questions.jsonl --documents ./handbook/pages
+    """
     from bot.eval_answers import AnswerEvalRequest, eval_answers_command
 
-    request = AnswerEvalRequest(directory, json_path, limit, seed, max_words)
+    request = AnswerEvalRequest(answers_path, json_path, limit, seed, max_words, documents)
     _run(lambda: eval_answers_command(_settings(), request))
 
 

@@ -1,10 +1,11 @@
 """Answer evaluation: run every question of an answer set through the loop and score it.
 
-An answer set is a folder with `corpus.jsonl` (BEIR layout: `_id`, `title`, `text`) and
-`answers.jsonl`, one `{id, question, answerable, answers[], gold[]}` per line (`gold`
-holds corpus `_id`s, which the indexer keeps as document uris). The caller indexes the
-corpus and hands over an answerer whose runs are stored; each question's claims are
-verified again here, against the chunk texts in the store.
+An answer set is `answers.jsonl`, one `{id, question, answerable, answers[], gold[]}`
+per line, over a corpus: either a BEIR `corpus.jsonl` beside it (`gold` holds corpus
+`_id`s) or a folder of documents indexed as `kb index` indexes one (`gold` holds paths
+relative to that folder). Either way `gold` names document uris as the indexer keeps
+them. The caller indexes the corpus and hands over an answerer whose runs are stored;
+each question's claims are verified again here, against the chunk texts in the store.
 
 Metrics (the JSON keys of `kb eval answers --json`):
 - grounding_rate: claims whose quote occurs in the cited chunk as stored ÷ claims the
@@ -22,6 +23,11 @@ Metrics (the JSON keys of `kb eval answers --json`):
 - unnecessary_retrieval_rate: steps taken after the judge had every key sub-question
   answered ÷ all steps;
 - rewrite_convergence: rewritten queries that added evidence ÷ rewritten queries;
+- direct_answer_rate: over answerable questions with answer phrases (yes/no left out,
+  as for answer_recall), the share whose reply leads with an answer span (the first
+  claim's `span`) that contains an accepted answer, both normalised as above;
+- unsupported_statement_rate: statements dropped for saying more than their quote ÷
+  statements written (agent/claim_grounding; null when none was written);
 - latency_p50_ms / latency_p95_ms: the whole loop, per question, one at a time.
 """
 
@@ -57,6 +63,8 @@ METRIC_KEYS = (
     "mean_steps",
     "unnecessary_retrieval_rate",
     "rewrite_convergence",
+    "direct_answer_rate",
+    "unsupported_statement_rate",
     "latency_p50_ms",
     "latency_p95_ms",
     "questions",
@@ -77,10 +85,19 @@ class AnswerCase:
 def load_cases(
     root: Path, *, limit: int | None = None, seed: int | None = None
 ) -> list[AnswerCase]:
-    """The questions of `root/answers.jsonl`; with `seed`, shuffled first (then `limit`)."""
-    path = root / "answers.jsonl"
-    if not path.is_file() or not (root / "corpus.jsonl").is_file():
+    """The questions of `root/answers.jsonl` over `root/corpus.jsonl`; with `seed`,
+    shuffled first (then `limit`)."""
+    if not (root / "answers.jsonl").is_file() or not (root / "corpus.jsonl").is_file():
         raise DatasetError(f"{root} needs corpus.jsonl and answers.jsonl")
+    return load_answer_file(root / "answers.jsonl", limit=limit, seed=seed)
+
+
+def load_answer_file(
+    path: Path, *, limit: int | None = None, seed: int | None = None
+) -> list[AnswerCase]:
+    """The questions of one answers.jsonl file (its corpus is the caller's business)."""
+    if not path.is_file():
+        raise DatasetError(f"{path} is not an answers.jsonl file")
     cases = []
     with path.open(encoding="utf-8") as f:
         for number, line in enumerate(f, start=1):
@@ -119,6 +136,9 @@ class CaseOutcome:
     rewrites: int
     rewrites_with_evidence: int
     latency_ms: float
+    lead_span: str = ""  # the answer span the reply leads with (the first claim's)
+    statements_written: int = 0
+    statements_dropped: int = 0
 
 
 class EvalAnswerer(Protocol):
@@ -179,6 +199,9 @@ async def _outcome(
         rewrites=int(stats.get("rewrites", 0)),
         rewrites_with_evidence=int(stats.get("rewrites_with_evidence", 0)),
         latency_ms=latency,
+        lead_span=answer.claims[0].span if answer.claims else "",
+        statements_written=answer.statements_written,
+        statements_dropped=answer.statements_dropped,
     )
 
 
@@ -216,6 +239,11 @@ def answer_metrics(outcomes: Sequence[CaseOutcome]) -> dict[str, float | int | N
         "mean_steps": _mean([float(o.steps) for o in outcomes]),
         "unnecessary_retrieval_rate": _share(sum(o.steps_after_coverage for o in outcomes), steps),
         "rewrite_convergence": _share(sum(o.rewrites_with_evidence for o in outcomes), rewrites),
+        "direct_answer_rate": _mean([float(_leads_with_answer(o)) for o in recallable]),
+        "unsupported_statement_rate": _share(
+            sum(o.statements_dropped for o in outcomes),
+            sum(o.statements_written for o in outcomes),
+        ),
         "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else None,
         "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else None,
         "questions": len(outcomes),
@@ -242,6 +270,13 @@ def _recalled(outcome: CaseOutcome) -> bool:
     claims = " | ".join(f" {squad_normalise(q)} " for q in outcome.quotes)
     return any(
         f" {squad_normalise(a)} " in claims for a in outcome.case.answers if squad_normalise(a)
+    )
+
+
+def _leads_with_answer(outcome: CaseOutcome) -> bool:
+    span = f" {squad_normalise(outcome.lead_span)} "
+    return any(
+        f" {squad_normalise(a)} " in span for a in outcome.case.answers if squad_normalise(a)
     )
 
 

@@ -1,20 +1,26 @@
 """The Claude reasoner: each decision one forced tool call to the Messages API.
 
-- Structured output: every call offers exactly one tool (agent/reasoners/claude_tools.py)
-  and forces it (`tool_choice`); its input is checked against the tool's schema.
+- Structured output: every call forces one tool (`tool_choice`, agent/reasoners/
+  claude_tools.py); its input is checked against that tool's schema.
 - Determinism: the API version this SDK speaks (2026-10-21) no longer takes sampling
   parameters (`temperature` is refused with a 400), so decisions are made deterministic
   the way that API allows: one forced tool, a strict schema, a small token budget.
 - A token budget per decision (`max_tokens`), and a timeout per request.
-- Caching: the system prompt and the evidence block carry `cache_control`, so the
-  steps of one run (and runs over the same passages) re-read them from the cache.
+- Caching: a request is read as tools → system → messages, and a cache hit needs the
+  same bytes up to a `cache_control` breakpoint. So every call sends all the tools, in
+  one order, and the system prompt, with the breakpoint on the system prompt: that
+  prefix is the same for every decision of a run (and across runs), and only
+  `tool_choice` and the messages vary. The evidence block carries a second breakpoint.
+- A reply cut off at its token budget (`stop_reason` "max_tokens") is asked again once
+  with twice the budget, then the decision is unavailable.
 - Retries: on 408/409/429/5xx/529, a timeout or a lost connection, one retry after the
   server's `retry-after` (capped) or an exponential backoff; malformed output is also
   retried once. After that the decision raises ReasonerUnavailable and the loop hands
   the run to the extractive reasoner (the trace says so). The SDK's own retries are
   off (`max_retries=0` on the client) so that this policy is the only one.
 - Document text is data: delimited, escaped, and named as such in the system prompt.
-Claims Claude writes are verified against the store by the loop like any other.
+Claims Claude writes are verified by the loop like any other: each quote against the
+store, each statement against its quote (agent/claim_grounding.py).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ import anthropic
 from agent.errors import ReasonerUnavailable
 from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.claude_tools import (
+    ALL_TOOLS,
     SYSTEM_PROMPT,
     TOOLS,
     documents_block,
@@ -167,10 +174,16 @@ class ClaudeReasoner:
 
     async def _call(self, tool: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
         attempts = self._options.retries + 1
+        budget = self._options.budgets[tool]
         problem = ""
         for attempt in range(attempts):
             try:
-                return await self._once(tool, blocks)
+                return await self._once(tool, blocks, budget)
+            except _CutOff:
+                self._report("malformed")
+                problem = f"{tool} output cut off at {budget} tokens"
+                budget *= 2  # the same question with room to finish the answer
+                wait = 0.0
             except _Malformed as exc:
                 self._report("malformed")
                 problem = f"malformed {tool} output ({exc})"
@@ -193,15 +206,17 @@ class ClaudeReasoner:
                 await self._sleep(wait)
         raise ReasonerUnavailable(problem + f" after {attempts} attempt(s)")
 
-    async def _once(self, tool: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    async def _once(self, tool: str, blocks: list[dict[str, Any]], budget: int) -> dict[str, Any]:
         spec = TOOLS[tool]
         params: dict[str, Any] = {
             "model": self._options.model,
-            "max_tokens": self._options.budgets[tool],
+            "max_tokens": budget,
             "system": [
                 {"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}
             ],
-            "tools": [spec],
+            # Every tool, always in this order: the cached prefix (tools, then the
+            # system prompt) must not change from one decision to the next.
+            "tools": ALL_TOOLS,
             "tool_choice": {"type": "tool", "name": tool},
             "messages": [{"role": "user", "content": blocks}],
             "timeout": self._options.timeout,
@@ -209,14 +224,15 @@ class ClaudeReasoner:
         response = await self._client.messages.create(**params)
         usage = response.usage
         log.debug(
-            "claude %s: %d in, %d out, %s cache read",
+            "claude %s: %d in, %d out, %s cache read, %s cache written",
             tool,
             usage.input_tokens,
             usage.output_tokens,
             usage.cache_read_input_tokens,
+            usage.cache_creation_input_tokens,
         )
         if response.stop_reason == "max_tokens":
-            raise _Malformed("cut off at the token budget")
+            raise _CutOff()
         for block in response.content:
             if block.type == "tool_use" and block.name == tool:
                 value = block.input
@@ -246,6 +262,10 @@ def _status_kind(status: int) -> str:
 
 class _Malformed(Exception):
     """Claude's answer could not be used."""
+
+
+class _CutOff(Exception):
+    """Claude's answer stopped at the token budget, unfinished."""
 
 
 def _retry_after(exc: anthropic.APIStatusError) -> float | None:

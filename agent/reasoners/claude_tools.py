@@ -21,6 +21,10 @@ Rules:
 - A quote must be copied verbatim from one document, character for character, with the
   id of the chunk it comes from. Never paraphrase inside a quote, never join text from
   two places into one quote, never cite a chunk id you were not shown.
+- A claim's statement is its quote, or a short paraphrase using only the words, numbers,
+  dates and names of that quote; a statement that adds anything is dropped.
+- A reply (route "reply") is only small talk or about the thread itself ("thanks",
+  "shorter please"); it never states a fact. A fact needs a search and a quote.
 - If the documents do not answer, say so through the tool: return no quotes or claims.
 - Be brief."""
 
@@ -31,9 +35,11 @@ TOOLS: dict[str, dict[str, Any]] = {
         "name": "route",
         "description": (
             "Decide whether the newest message needs a knowledge-base search ('search'), is "
-            "small talk to answer with a short reply ('reply'), or asks to restate the "
-            "previous answer ('from_thread'). For 'search', give the question rewritten to "
-            "stand alone, using the thread for what 'it', 'that' or 'and for X?' refer to."
+            "small talk or a request about the thread itself to answer with a short reply "
+            "stating no fact ('reply'), or asks to restate the previous answer "
+            "('from_thread'). Anything asking for a fact is 'search'. For 'search', give the "
+            "question rewritten to stand alone, using the thread for what 'it', 'that' or "
+            "'and for X?' refer to."
         ),
         "input_schema": {
             "type": "object",
@@ -152,8 +158,9 @@ TOOLS: dict[str, dict[str, Any]] = {
     "answer": {
         "name": "answer",
         "description": (
-            "Write the answer as claims. Each claim is one short statement and the verbatim "
-            "quote from the evidence that supports it, with the quote's chunk id and the "
+            "Write the answer as claims. Each claim is one short statement (the quote itself, "
+            "or a paraphrase using only that quote's words, numbers, dates and names) and the "
+            "verbatim quote from the evidence that supports it, with the quote's chunk id and the "
             "number of the sub-question it answers. Use only the evidence given; leave a "
             "sub-question without claims rather than guess. At most 8 claims."
         ),
@@ -181,6 +188,10 @@ TOOLS: dict[str, dict[str, Any]] = {
         },
     },
 }
+
+# What every request sends as `tools`: all of them, in one order, so that the tools and
+# the system prompt are the same cached prefix for every decision (`tool_choice` picks).
+ALL_TOOLS: list[dict[str, Any]] = list(TOOLS.values())
 
 
 def escape(text: str) -> str:

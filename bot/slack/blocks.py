@@ -229,7 +229,7 @@ def _conflict_unit(answer: Answer, conflict: Conflict) -> list[Block]:
 
 def _conflict_side(answer: Answer, claim: Claim) -> str:
     cited = next((c for c in answer.citations if c.number == claim.citation), None)
-    side = f"• {_citation_link(claim.citation, answer)} “{excerpt(claim.statement, 200)}”"
+    side = f"• {_citation_link(claim.citation, answer)} “{excerpt(claim.quote, 200)}”"
     if cited is None:
         return side
     return f"{side} — {excerpt(cited.title, 150)} {_dated(cited.updated_at)}"

@@ -176,9 +176,7 @@ def _findings(answer: Answer | None) -> list[Block]:
         blocks = [section(found)]
     else:
         lines = ["*What I found*"]
-        lines += [
-            f"• “{excerpt(claim.statement, 300)}” [{claim.citation}]" for claim in answer.claims
-        ]
+        lines += [f"• “{excerpt(claim.quote, 300)}” [{claim.citation}]" for claim in answer.claims]
         blocks = [section(capped_lines(lines, limit=2500, more="… and {count} more in the thread"))]
         sources = ["*Sources*", *(source_line(c) for c in answer.citations)]
         blocks.append(section(capped_lines(sources, limit=2000)))

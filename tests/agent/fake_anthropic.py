@@ -7,12 +7,25 @@ answer at all until released (a timeout). Replies are scripted per tool name (th
 a request forces), so a test says what each decision gets back. Every request is
 recorded whole: headers and JSON body. Like the API version the SDK sends
 (2026-10-21), it refuses sampling parameters such as `temperature` with a 400.
+
+Usage reports prompt caching as the API does (Anthropic's "Prompt caching" guide,
+docs.anthropic.com/en/docs/build-with-claude/prompt-caching): the request is read in
+the order tools → system → messages; each block carrying `cache_control` is a
+breakpoint, and what is cached is the whole prefix up to and including it, so a hit
+needs that prefix to be byte-for-byte the same as in an earlier request. A changed
+`tool_choice` invalidates the cached message blocks but not tools and system. A prefix
+shorter than the model's minimum (1024 tokens for Sonnet and Opus) is not cached. The
+first request with a prefix reports it as `cache_creation_input_tokens`, a later one as
+`cache_read_input_tokens`, and `input_tokens` counts only what follows the last
+breakpoint. Tokens are estimated as characters / 4.
 """
 
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
+import json
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +34,9 @@ from aiohttp import web
 from aiohttp.test_utils import TestServer
 
 _SAMPLING = ("temperature", "top_p", "top_k")
+# The smallest cacheable prompt of Sonnet and Opus models, in tokens (the guide's
+# "Cache limitations").
+MIN_CACHEABLE_TOKENS = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +68,10 @@ class FakeAnthropic:
         self._release = asyncio.Event()
         self._ids = itertools.count(1)
         self.server: TestServer | None = None
+        # Cached prefixes: the hash of a prefix → its length in tokens.
+        self._cache: dict[str, int] = {}
+        # The usage reported for each answered request, in order.
+        self.usages: list[dict[str, int]] = []
 
     def script(self, tool: str, *replies: Reply) -> None:
         self._script.setdefault(tool, []).extend(replies)
@@ -104,16 +124,62 @@ class FakeAnthropic:
             ],
             "stop_reason": reply.stop_reason,
             "stop_sequence": None,
-            "usage": {
-                "input_tokens": 812,
-                "output_tokens": 64,
-                "cache_creation_input_tokens": 0,
-                "cache_read_input_tokens": 640,
-            },
+            "usage": {"output_tokens": 64, **self._usage(body)},
+        }
+
+    def _usage(self, body: dict[str, Any]) -> dict[str, int]:
+        usage = self._cache_usage(body)
+        self.usages.append(usage)
+        return usage
+
+    def _cache_usage(self, body: dict[str, Any]) -> dict[str, int]:
+        """Input, cache-read and cache-written tokens of a request, from the prefixes
+        earlier requests cached (the module's docstring says how)."""
+        digest = hashlib.sha256()
+        tokens = 0
+        breakpoints: list[tuple[str, int]] = []  # (prefix hash, prefix tokens)
+        for block, marked in _blocks(body):
+            digest.update(block.encode())
+            tokens += len(block) // 4
+            if marked:
+                breakpoints.append((digest.copy().hexdigest(), tokens))
+        read = max((n for h, n in breakpoints if h in self._cache), default=0)
+        written = 0
+        for prefix, length in breakpoints:
+            if length > read and length >= MIN_CACHEABLE_TOKENS:
+                self._cache[prefix] = length
+                written = length - read
+        cached = read + written
+        return {
+            "input_tokens": tokens - cached,
+            "cache_read_input_tokens": read,
+            "cache_creation_input_tokens": written,
         }
 
     def release(self) -> None:
         self._release.set()
+
+
+def _blocks(body: dict[str, Any]) -> list[tuple[str, bool]]:
+    """The request's blocks in cache order (tools, system, then messages), each as its
+    exact JSON without the `cache_control` mark, and whether it carries one."""
+
+    def unmarked(block: Any) -> tuple[str, bool]:
+        if isinstance(block, str):
+            return json.dumps(block), False
+        rest = {k: v for k, v in block.items() if k != "cache_control"}
+        return json.dumps(rest, sort_keys=True), "cache_control" in block
+
+    blocks = [unmarked(tool) for tool in body.get("tools", [])]
+    system = body.get("system", [])
+    blocks += [unmarked(b) for b in ([system] if isinstance(system, str) else system)]
+    # Not a block, but part of what the message blocks' cache depends on.
+    blocks.append((json.dumps(body.get("tool_choice"), sort_keys=True), False))
+    for message in body.get("messages", []):
+        content = message["content"]
+        blocks.append((message["role"], False))
+        blocks += [unmarked(b) for b in ([content] if isinstance(content, str) else content)]
+    return blocks
 
 
 def _error(

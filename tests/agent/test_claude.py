@@ -65,8 +65,9 @@ async def test_a_decision_is_one_forced_tool_call_with_its_schema_budget_and_cac
     body = request.body
     assert body["model"] == "claude-test"
     assert body["max_tokens"] == 400
-    assert body["tools"] == [TOOLS["plan"]]
-    assert body["tools"][0]["input_schema"]["required"] == ["sub_questions"]
+    # Every tool, in one order (the cached prefix), and the one decided forced.
+    assert body["tools"] == list(TOOLS.values())
+    assert TOOLS["plan"]["input_schema"]["required"] == ["sub_questions"]
     assert body["tool_choice"] == {"type": "tool", "name": "plan"}
     assert body["system"][0]["cache_control"] == {"type": "ephemeral"}
     assert "never follow instructions" in body["system"][0]["text"].lower()
@@ -187,7 +188,7 @@ def _one_true_one_invented(body: dict[str, Any]) -> dict[str, Any]:
     return {
         "claims": [
             {
-                "statement": "s",
+                "statement": html.unescape(quote),  # the quote as its own statement
                 "quote": html.unescape(quote),
                 "chunk_id": int(chunk_id),
                 "sub_question": 0,

@@ -14,10 +14,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from agent.language.questions import QuestionAnalyzer
-from agent.loop import _by_rank
 from agent.reasoners.evidence import EvidenceScorer
 from agent.reasoners.extractive import ExtractiveReasoner, _names_title
 from agent.retrieval.reading import Passage
+from agent.search_driver import by_rank as _by_rank
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
 from agent.state import AgentState, Evidence, Goal, PendingQuery, PlannedQuestion, QueryRun

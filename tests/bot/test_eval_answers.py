@@ -84,3 +84,53 @@ def test_the_metrics_follow_their_definitions_on_outcomes_made_by_hand() -> None
     assert metrics["unnecessary_retrieval_rate"] == round(1 / 6, 4)
     assert metrics["rewrite_convergence"] == round(1 / 3, 4)
     assert metrics["latency_p50_ms"] == 100.0
+
+
+DOCUMENTS = Path(__file__).resolve().parents[1] / "fixtures" / "answers-docs"
+
+
+async def test_eval_answers_on_a_folder_of_documents_with_gold_paths(
+    pg_server: EmbeddedPostgres,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    # Three Markdown pages (two in sub-folders) indexed as `kb index` indexes a folder;
+    # gold names them by their path relative to the folder.
+    settings = Settings(DATABASE_URL=pg_server.dsn, KB_HOME=str(tmp_path / "home"))
+    out = tmp_path / "answers.json"
+    request = AnswerEvalRequest(
+        DOCUMENTS / "answers.jsonl", json_path=out, documents=DOCUMENTS / "pages"
+    )
+    await eval_answers_command(settings, request, embedder=embedder)
+    metrics = json.loads(out.read_text())
+    assert tuple(metrics) == METRIC_KEYS and metrics["questions"] == 4
+    # d1-d3 each cite their own page only (the page's path, as gold says), and quote the
+    # answer; d4 (liquid nitrogen) has nothing to go on and escalates.
+    assert metrics["citation_precision"] == 1.0 and metrics["all_gold_cited"] == 1.0
+    assert metrics["answer_recall"] == 1.0  # 3 of 3
+    assert metrics["false_escalation_rate"] == 0.0  # 0 of 3
+    assert metrics["abstain_recall"] == 1.0 and metrics["abstain_precision"] == 1.0
+    assert metrics["grounding_rate"] == 1.0
+    # The extractive reasoner's statements are its quotes: written, none dropped.
+    assert metrics["unsupported_statement_rate"] == 0.0
+    assert 0.0 <= metrics["direct_answer_rate"] <= 1.0
+    assert "| citation_precision | 1.000 |" in capsys.readouterr().out
+
+
+def test_direct_answers_and_unsupported_statements_follow_their_definitions() -> None:
+    hours = AnswerCase("a", "How many hours?", True, ("4 hours",), ("d1",))
+    who = AnswerCase("b", "Who?", True, ("the IT service desk",), ("d2",))
+    yes = AnswerCase("c", "Is it?", True, ("yes",), ("d3",))
+    none = AnswerCase("d", "Why?", False, (), ())
+    outcomes = [
+        _outcome(hours, lead_span="4 hours per pay period", statements_written=2,
+                 statements_dropped=1),
+        _outcome(who, lead_span="two business days", statements_written=1),
+        _outcome(yes, lead_span="Yes"),  # yes/no: left out, as for answer_recall
+        _outcome(none, escalate=True, statements_written=1, statements_dropped=1),
+    ]  # fmt: skip
+    metrics = answer_metrics(outcomes)
+    assert metrics["direct_answer_rate"] == 0.5  # "a" leads with its answer, "b" does not
+    assert metrics["unsupported_statement_rate"] == 0.5  # (1 + 0 + 0 + 1) / (2 + 1 + 0 + 1)
+    assert answer_metrics([_outcome(hours)])["unsupported_statement_rate"] is None

@@ -13,9 +13,11 @@ from agent.answer import Answer, Citation, Claim, Conflict, Gap
 from bot.slack import actions as ids
 from bot.slack.blocks import (
     NOT_COVERED,
+    EscalationPost,
     ReplyOptions,
     SlackMessage,
     answer_messages,
+    escalation_message,
     failure_message,
     help_message,
     placeholder_message,
@@ -349,3 +351,30 @@ def test_help_lists_the_command_forms() -> None:
     assert violations(text=message.text, blocks=message.blocks) == []
     for simple in (placeholder_message(step="x" * 5000), failure_message(run_id=1)):
         assert violations(text=simple.text, blocks=simple.blocks) == []
+
+
+def test_only_a_verbatim_quote_is_ever_inside_quotation_marks() -> None:
+    # Claude's statement is a paraphrase; in the bullets, the conflict lines and the
+    # escalation post, what stands between “ and ” is the quote, never the statement.
+    claims = (
+        claim("Ten days a year.", cited=1, quote="You get 10 days of leave."),
+        claim("Twelve days a year.", cited=2, quote="You get 12 days of leave."),
+    )
+    conflict = Conflict(sub_question="How many days?", claims=(0, 1))
+    shown = answer(claims, citations=(citation(1), citation(2)), conflicts=(conflict,))
+    escalation = escalation_message(
+        EscalationPost(
+            escalation_id=1,
+            run_id=2,
+            question="How many days?",
+            asker="U0ASKER",
+            answer=shown,
+            escalated_by=None,
+            channel="C0HELP",
+            thread_link="https://acme.slack.com/archives/C0HELP/p1",
+            user_group=None,
+        )
+    )
+    everything = [t for m in [*answer_messages(shown), escalation] for t in texts(m)]
+    quoted = {q for t in everything for q in re.findall(r"“([^”]*)”", t)}
+    assert quoted == {"You get 10 days of leave.", "You get 12 days of leave."}

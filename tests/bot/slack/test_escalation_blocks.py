@@ -23,10 +23,9 @@ from bot.slack.limits import violations
 
 def found() -> Answer:
     cited = Citation(1, "Leave", "https://docs.example/leave", "leave.md", 10, 1, "hb", "hr")
-    claims = tuple(
-        Claim(statement=f"Claim {n} <!channel>. " * 40, quote="q", citation=1, chunk_id=10)
-        for n in range(30)
-    )
+    texts = [f"Claim {n} <!channel>. " * 40 for n in range(30)]
+    # What the post quotes is each claim's quote (the statement may be a paraphrase).
+    claims = tuple(Claim(statement="s", quote=t, citation=1, chunk_id=10) for t in texts)
     gaps = (Gap(sub_question="Carry-over <@U1>?", reason="no_results", detail="not documented"),)
     return Answer("How much leave?", claims, (cited,), "max_steps_reached", True, gaps=gaps)
 

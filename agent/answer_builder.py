@@ -1,0 +1,243 @@
+"""The answer half of a run: claims grounded (agent/claim_grounding), numbered citations,
+the sub-questions' status, the gaps, the conflicts, and whether to offer a human. Also
+the two answers that need no search: a conversational reply, and the previous answer
+restated from the thread.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+from collections.abc import Callable
+
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion, Turn
+from agent.claim_grounding import Grounded, ground_claims
+from agent.conflicts import find_conflicts
+from agent.grounding import GroundingVerifier
+from agent.reasoners.base import DraftClaim, Route
+from agent.retrieval.reading import Passage
+from agent.run_recorder import RunRecorder
+from agent.state import AgentState, GapState
+
+log = logging.getLogger(__name__)
+
+
+class AnswerBuilder:
+    def __init__(
+        self,
+        *,
+        state: AgentState,
+        chunks: dict[int, Passage],
+        verifier: GroundingVerifier,
+        stems: Callable[[str], frozenset[str]],
+        recorder: RunRecorder,
+        max_claims: int,
+    ) -> None:
+        self.state = state
+        self._chunks = chunks
+        self._verifier = verifier
+        self._stems = stems
+        self._recorder = recorder
+        self._max_claims = max_claims
+
+    async def _ground(self, drafts: list[DraftClaim], *, from_run: bool) -> Grounded:
+        """Every path that produces claims goes through here; the counts are recorded."""
+        grounded = await ground_claims(
+            self._verifier, drafts, stems=self._stems, read=self._chunks if from_run else None
+        )
+        verification = self._recorder.verification
+        for dropped in grounded.dropped:
+            verification["dropped"].append({"chunk_id": dropped.chunk_id, "reason": dropped.reason})
+            log.warning("dropped a claim citing chunk %d: %s", dropped.chunk_id, dropped.reason)
+        verification["verified"] += len(grounded.kept)
+        verification["rejected"] += len(grounded.dropped)
+        verification["statements_written"] += grounded.statements_written
+        verification["statements_dropped"] += grounded.statements_dropped
+        return grounded
+
+    async def grounded(self, drafts: list[DraftClaim]) -> Answer:
+        started = time.perf_counter()
+        drafts = drafts[: self._max_claims]
+        grounded = await self._ground(drafts, from_run=True)
+        kept = list(grounded.kept)
+        self._recorder.record("verify", f"{len(drafts)} claims", f"{len(kept)} verified", started)
+        return self._answer(kept, grounded)
+
+    def _answer(self, kept: list[DraftClaim], grounded: Grounded) -> Answer:
+        rejected = len(grounded.dropped)
+        citations: dict[int, Citation] = {}
+        claims: list[Claim] = []
+        for draft in kept:
+            passage = self._chunks[draft.chunk_id]
+            cited = citations.setdefault(
+                passage.document_id, _citation(len(citations) + 1, passage, draft.chunk_id)
+            )
+            claims.append(
+                Claim(
+                    statement=draft.statement,
+                    quote=draft.quote,
+                    citation=cited.number,
+                    chunk_id=draft.chunk_id,
+                    sub_question=self.state.sub_questions[draft.sub_question].text,
+                    support=draft.support,
+                    score=draft.score,
+                )
+            )
+        subs = self._sub_questions(kept)
+        # Quotes that only partly answer are shown, and a human is still offered.
+        escalate = any(s.key and s.status != "answered" for s in subs) or all(
+            s.status != "answered" for s in subs
+        )
+        stop = self.state.stop_reason or "no_better_action"
+        if escalate and rejected and stop == "enough_evidence":
+            stop = "insufficient_grounding"
+        return Answer(
+            question=self.state.goal.question,
+            claims=tuple(claims),
+            citations=tuple(citations.values()),
+            stop_reason=stop,
+            escalate=escalate,
+            sub_questions=tuple(subs),
+            gaps=tuple(self._gaps(subs)),
+            conflicts=tuple(self._conflicts(claims, list(citations.values()))),
+            standalone_question=self._standalone(),
+            rejected_claims=rejected,
+            statements_written=grounded.statements_written,
+            statements_dropped=grounded.statements_dropped,
+            timings_ms=self._recorder.timings(),
+        )
+
+    def _sub_questions(self, kept: list[DraftClaim]) -> list[SubQuestion]:
+        with_claims = {d.sub_question for d in kept}
+        result = []
+        for index, planned in enumerate(self.state.sub_questions):
+            if index not in with_claims:
+                status = "missing"
+            elif index in self.state.answered:
+                status = "answered"
+            else:
+                status = "partial"
+            result.append(SubQuestion(planned.text, status, planned.key))  # type: ignore[arg-type]
+        return result
+
+    def _gaps(self, subs: list[SubQuestion]) -> list[Gap]:
+        gaps = []
+        by_index = {g.sub_question: g for g in self.state.gaps}
+        for index, sub in enumerate(subs):
+            if sub.status == "answered":
+                continue
+            state_gap = by_index.get(index)
+            reason = (
+                state_gap.reason
+                if state_gap
+                else ("too_weak" if sub.status == "partial" else "no_results")
+            )
+            gaps.append(Gap(sub.text, reason, _gap_detail(sub.status, state_gap)))
+        return gaps
+
+    def _conflicts(self, claims: list[Claim], citations: list[Citation]) -> list[Conflict]:
+        by_chunk_quote = {(c.chunk_id, c.quote): i for i, c in enumerate(claims)}
+        evidence = [e for e in self.state.evidence if (e.chunk_id, e.quote) in by_chunk_quote]
+        numbers = {c.number: c for c in citations}
+        found = []
+        for conflict in find_conflicts(evidence, stems=self._stems):
+            first = by_chunk_quote[(conflict.first.chunk_id, conflict.first.quote)]
+            second = by_chunk_quote[(conflict.second.chunk_id, conflict.second.quote)]
+            newer = conflict.newer
+            newer_number = None
+            if newer is not None:
+                newer_number = claims[first if newer is conflict.first else second].citation
+            found.append(
+                Conflict(
+                    sub_question=self.state.sub_questions[conflict.sub_question].text,
+                    claims=(first, second),
+                    newer=newer_number,
+                    detail=_conflict_detail(claims[first], claims[second], numbers, newer_number),
+                )
+            )
+        return found
+
+    def reply(self, route: Route) -> Answer:
+        return Answer(
+            question=self.state.goal.question,
+            claims=(),
+            citations=(),
+            stop_reason="no_retrieval_needed",
+            escalate=False,
+            reply=route.reply,
+            timings_ms=self._recorder.timings(),
+        )
+
+    async def from_thread(self, turn: Turn) -> Answer:
+        """The first claim of the thread's last answer (`turn`), grounded again."""
+        first = turn.claims[0]
+        draft = DraftClaim(first.statement, first.quote, first.chunk_id, 0, first.support)
+        grounded = await self._ground([draft], from_run=False)
+        self._recorder.record(
+            "verify", "1 claim from the thread", str(bool(grounded.kept)), time.perf_counter()
+        )
+        cited = next((c for c in turn.citations if c.number == first.citation), None)
+        if not grounded.kept or cited is None:
+            return Answer(
+                question=self.state.goal.question,
+                claims=(),
+                citations=(),
+                stop_reason="insufficient_grounding",
+                escalate=True,
+                rejected_claims=1,
+                timings_ms=self._recorder.timings(),
+            )
+        citation = dataclasses.replace(cited, number=1)
+        claim = dataclasses.replace(first, citation=1)
+        return Answer(
+            question=self.state.goal.question,
+            claims=(claim,),
+            citations=(citation,),
+            stop_reason="no_retrieval_needed",
+            escalate=False,
+            timings_ms=self._recorder.timings(),
+        )
+
+    def _standalone(self) -> str | None:
+        standalone = self.state.goal.standalone
+        return standalone if standalone != self.state.goal.question else None
+
+
+def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:
+    span = next((s for s in passage.spans if s.chunk_id == chunk_id), None)
+    section = " > ".join(span.heading_path) if span else passage.heading
+    return Citation(
+        number=number,
+        title=passage.title,
+        url=passage.url,
+        uri=passage.uri,
+        chunk_id=chunk_id,
+        document_id=passage.document_id,
+        source=passage.source,
+        collection=passage.collection,
+        section=section,
+        updated_at=passage.updated_at,
+    )
+
+
+def _gap_detail(status: str, gap: GapState | None) -> str:
+    if status == "partial":
+        return "only partly answered by the sources found"
+    if gap is not None and gap.reason == "no_results":
+        return "nothing in the knowledge base answers this"
+    return "the sources found do not answer this clearly enough"
+
+
+def _conflict_detail(
+    first: Claim, second: Claim, citations: dict[int, Citation], newer: int | None
+) -> str:
+    def side(claim: Claim) -> str:
+        cited = citations[claim.citation]
+        when = f", updated {cited.updated_at:%Y-%m-%d}" if cited.updated_at else ""
+        return f"[{cited.number}] {cited.title}{when}"
+
+    text = f"The sources disagree: {side(first)} and {side(second)}."
+    if newer is not None:
+        text += f" [{newer}] is the more recent."
+    return text
