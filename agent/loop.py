@@ -401,6 +401,7 @@ class _Run:
                     sub_question=self.state.sub_questions[draft.sub_question].text,
                     support=draft.support,
                     score=draft.score,
+                    span=draft.span,
                 )
             )
         subs = self._sub_questions(kept)

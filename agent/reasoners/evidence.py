@@ -29,33 +29,15 @@ from typing import TypeVar
 import numpy as np
 
 from agent.answer import Support
-from agent.language.candidates import has_candidate
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
+from agent.language.rules import OPPOSITE
+from agent.language.spans import constraints_met, find_span
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
 from store.corpus import ChunkSpan
 
 T = TypeVar("T")
-
-# Opposites, as stems: a question term missing from a unit that holds its opposite is a
-# contradiction, not a paraphrase.
-_OPPOSITES = """
-    first/last north/south east/west befor/after begin/end start/end start/finish larg/small
-    largest/smallest most/least increas/decreas accept/reject win/lose won/lost earli/late
-    earliest/latest maximum/minimum high/low highest/lowest abov/below insid/outsid
-    import/export major/minor success/fail rise/fall gain/loss legal/illeg support/oppos
-    allow/forbid allow/prohibit open/close strong/weak upper/lower public/privat
-    modern/ancient young/old youngest/oldest synchron/asynchron direct/indirect
-    formal/inform intern/extern domest/foreign male/femal birth/death born/die add/remov
-    creat/destroy includ/exclud agre/disagre western/eastern northern/southern paid/unpaid
-    full/part mandatori/option requir/option request/cancel submit/withdraw
-"""
-OPPOSITE: dict[str, frozenset[str]] = {}
-for _pair in _OPPOSITES.split():
-    _a, _b = _pair.split("/")
-    OPPOSITE[_a] = OPPOSITE.get(_a, frozenset()) | {_b}
-    OPPOSITE[_b] = OPPOSITE.get(_b, frozenset()) | {_a}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +66,7 @@ class ScoredUnit:
     score: float
     support: Support
     typed: bool
+    span: str = ""  # the answer inside the unit (agent/language/spans.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +82,7 @@ class _Lexical:
     bridged: bool = False
     complete: bool = True  # every name of the question is in it, its page or the bridge
     anchored: bool = False  # it names, in its own words, an entity the question names
+    span: str = ""
 
 
 class EvidenceScorer:
@@ -179,6 +163,7 @@ class EvidenceScorer:
             round(score, 4),
             support,
             unit.typed,
+            unit.span,
         )
 
     def _bridged(
@@ -227,12 +212,16 @@ class EvidenceScorer:
         coverage = (len(covered) + len(names & context)) / weight if weight else 1.0
         missing = terms - context
         # A unit opening with the opposite of what the question asks ("Cancel a request"
-        # for "How do I request leave?") is about the other action.
+        # for "How do I request leave?") is about the other action, unless the question
+        # names that word itself ("How do I cancel a leave request?" names both).
         opening = self._sequence(unit.text)[:1]
-        reversed_action = any(OPPOSITE.get(w, frozenset()) & terms for w in opening)
+        reversed_action = any(
+            w not in terms and OPPOSITE.get(w, frozenset()) & terms for w in opening
+        )
         contradicted = (
             reversed_action
-            or any(OPPOSITE.get(t, frozenset()) & own for t in missing)
+            # Only an opposite the question does not name itself contradicts it.
+            or any((OPPOSITE.get(t, frozenset()) & own) - terms for t in missing)
             or any(
                 modifier not in own and _other_kind(head, modifier, self._phrase_words(unit.text))
                 for modifier, head in phrases
@@ -243,7 +232,17 @@ class EvidenceScorer:
         # Naming none of the question's names, it is about something else; naming some,
         # it may answer part of a question whose names span two pages (multi-hop).
         off_topic = bool(names) and not names & (context | passage_stems)
-        negation = question.negated and not is_negated(unit.text)
+        # "What is not covered?" is answered by what is not; but a yes/no question is
+        # answered by either polarity ("Can I telework without approval?" by "Telework
+        # requires supervisor approval.": the answer is no).
+        negation = (
+            question.negated and question.answer_type != "yes_no" and not is_negated(unit.text)
+        )
+        span = find_span(unit.text, question.answer_type, question.text)
+        where = f"{unit.text}\n{' > '.join(chunk.heading_path)}\n{section}\n{passage.title}"
+        # Answered only by a span of the asked type, in a context meeting the question's
+        # qualifiers ("monthly maximum", "part-time").
+        typed = bool(span) and constraints_met(question.text, where)
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
         return _Lexical(
@@ -254,10 +253,11 @@ class EvidenceScorer:
             covered=frozenset(covered),
             coverage=coverage,
             blocked=contradicted or off_topic or negation,
-            typed=has_candidate(unit.text, question.answer_type, question.text),
+            typed=typed,
             bridged=bool(bridged),
             complete=not unnamed,
             anchored=bool(names & own),
+            span=span if typed else "",
         )
 
     def stems(self, text: str) -> frozenset[str]:
