@@ -38,6 +38,8 @@ from agent.conflicts import find_conflicts
 from agent.errors import ReasonerUnavailable, note_run
 from agent.followups import compress, last_bot_turn
 from agent.grounding import GroundingVerifier, QuoteCheck
+from agent.language.questions import answer_type
+from agent.language.spans import gap_sentence
 from agent.reasoners.base import DraftClaim, Reasoner, Route
 from agent.retrieval.dense import Retriever
 from agent.retrieval.reading import Passage, Reader
@@ -451,7 +453,8 @@ class _Run:
                 if state_gap
                 else ("too_weak" if sub.status == "partial" else "no_results")
             )
-            gaps.append(Gap(sub.text, reason, _gap_detail(sub.status, state_gap)))
+            detail = _said_gap(sub.text, self.state.evidence_for(index))
+            gaps.append(Gap(sub.text, reason, detail or _gap_detail(sub.status, state_gap)))
         return gaps
 
     def _conflicts(self, claims: list[Claim], citations: list[Citation]) -> list[Conflict]:
@@ -600,6 +603,14 @@ def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:
         section=section,
         updated_at=passage.updated_at,
     )
+
+
+def _said_gap(question: str, evidence: Sequence[Evidence]) -> str:
+    """What the best source found says and lacks, in one sentence ("" with none found)."""
+    if not evidence:
+        return ""
+    best = max(evidence, key=lambda e: e.score)
+    return gap_sentence(question, answer_type(question), best.title, best.quote)
 
 
 def _gap_detail(status: str, gap: GapState | None) -> str:

@@ -6,7 +6,7 @@ same claims, citations and sources.
 
 from __future__ import annotations
 
-from agent.answer import Answer, Gap
+from agent.answer import Answer, Claim, Gap
 from bot.slack.blocks import NOT_COVERED
 from bot.slack.mrkdwn import plain
 
@@ -20,7 +20,7 @@ def answer_text(answer: Answer) -> str:
         lines += [f"  Missing: {plain(gap.detail or gap.sub_question)}" for gap in answer.gaps]
         lines.append("  Try other words, or ask the people who own the topic.")
         return "\n".join(lines)
-    lines = [f"• “{plain(claim.quote)}” [{claim.citation}]" for claim in answer.claims]
+    lines = [_claim_line(claim) for claim in answer.claims]
     for conflict in answer.conflicts:
         sides = ", ".join(
             f"[{answer.claims[i].citation}]" for i in conflict.claims if 0 <= i < len(answer.claims)
@@ -31,6 +31,14 @@ def answer_text(answer: Answer) -> str:
     lines += ["", "Sources:"]
     lines += [f"  [{s.number}] {plain(s.title)} — {s.url or s.uri}" for s in answer.citations]
     return "\n".join(lines)
+
+
+def _claim_line(claim: Claim) -> str:
+    """The answer span leads, in bold as Markdown writes it, then its verbatim quote."""
+    quote = f"“{plain(claim.quote)}” [{claim.citation}]"
+    if claim.span and " ".join(claim.span.split()) != " ".join(claim.quote.split()):
+        return f"• **{plain(claim.span)}** — {quote}"
+    return f"• {quote}"
 
 
 def _open_gaps(answer: Answer) -> list[Gap]:

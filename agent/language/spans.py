@@ -45,8 +45,8 @@ _NUMBER = re.compile(
     r"(?:\s*\([^()\n]{1,30}\))?"  # "13 days (104 hours)"
     r"(?:[ \t]+(?!(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per)\b)[a-z][\w-]*){0,2}"
     r"(?:\s*\([^()\n]{1,30}\))?"
-    r"(?:[ \t]+(?:per|a|an|each|every|of)[ \t]+(?:the[ \t]+)?[\w-]+(?:[ \t]+(?:period|year|"
-    r"month|week|day|trip|leave|hours?))?)?",
+    r"(?:[ \t]+(?:per|a|an|each|every|of)[ \t]+(?:(?:the|your|their|its)[ \t]+)?[\w-]+"
+    r"(?:[ \t]+(?!(?:and|or|to|of|in|on|at|for|the|if|is|are)\b)[a-z][\w-]*)?)?",
     re.I,
 )
 _DATE = re.compile(
@@ -67,7 +67,7 @@ _DATE = re.compile(
     r"today|tomorrow|yesterday)|"
     r"(?:1[5-9]\d{2}|20\d{2})(?:s)?|"
     # years of an era, as histories write them
-    r"\d{1,4}\s?(?:BC|BCE|AD|CE))\b",
+    r"\d{1,4}\s?(?:BC|BCE|AD|CE))(?:\b|(?<=\.))",
     re.I,
 )
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
@@ -256,7 +256,13 @@ def _items(quote: str, question: str) -> list[str]:
 
 
 def _definitions(quote: str, question: str) -> list[str]:
-    found = []
+    asked = {fold(w) for w in _WORD.findall(question)}
+    # "TK (to come)": an expansion right after the word asked about comes first.
+    found = [
+        m.group(2)
+        for m in re.finditer(r"([\w’'-]+)\s*\(([^()\n]{2,60})\)", quote)
+        if fold(m.group(1)) in asked
+    ]
     for clause in re.split(r"(?<=[.!?])\s+", quote):
         match = DEFINES.search(clause)
         if match:
@@ -296,3 +302,49 @@ _FINDERS: dict[str, tuple[Finder, ...]] = {
     "reason": (_reasons,),
     "entity": (_entity,),
 }
+
+
+# What a gap sentence says is missing, per answer type.
+_MISSING: dict[str, str] = {
+    "number": "number or amount",
+    "date": "date, time or period",
+    "person": "person or role",
+    "organisation": "organisation",
+    "place": "place or link",
+    "contact": "email, link or channel",
+    "yes_no": "clear yes or no",
+    "procedure": "steps",
+    "list": "list",
+    "definition": "definition",
+    "reason": "reason",
+    "entity": "direct answer",
+}
+
+
+def gap_sentence(question: str, kind: AnswerType, title: str, quote: str) -> str:
+    """One plain sentence saying what the best source found lacks ("“Transit subsidy”
+    mentions the transit subsidy but gives no monthly maximum.")."""
+    found = [(m.start(), q.name) for q in QUALIFIERS if (m := q.asked.search(question))]
+    asked = [name for _, name in sorted(found)]  # in the question's order
+    need = " ".join(asked) if asked else _MISSING.get(kind, "direct answer")
+    topic = _shared_words(question, quote) or "the topic"
+    return f"“{title}” mentions {topic} but gives no {need}."
+
+
+def _shared_words(question: str, quote: str) -> str:
+    """The longest run of the question's words that the quote also has, in its wording."""
+    words = _WORD.findall(question)
+    said = {fold(w) for w in _WORD.findall(quote)}
+    best: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word and fold(word) in said:
+            run.append(word)
+            continue
+        content = [w for w in run if fold(w) not in _COMMON]
+        if content and len(run) > len(best):
+            best = run
+        run = []
+    while best and fold(best[0]) in _COMMON | {"is", "are", "do", "does", "can"}:
+        best = best[1:]
+    return " ".join(best)

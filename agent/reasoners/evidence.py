@@ -32,6 +32,7 @@ from agent.answer import Support
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
 from agent.language.spans import constraints_met, find_span
+from agent.language.typos import apply, corrections
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
@@ -115,6 +116,7 @@ class EvidenceScorer:
         the question's own names (its units answer the question through it), and its
         units are as close to the question as they are to the `follow_ups` (the queries
         that searched for the bridge)."""
+        question = self._spelled_as_read(question, passages)
         # The question's word pairs the knowledge base uses as phrases ("annual leave").
         phrases = {p for p in question.pairs if any(p in self._pairs(x.text) for x in passages)}
         lexical = [
@@ -136,6 +138,24 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         return sorted(scored, key=lambda s: -s.score)
+
+    def _spelled_as_read(
+        self, question: QuestionAnalysis, passages: Sequence[Passage]
+    ) -> QuestionAnalysis:
+        """The question with its typos replaced by the passages' own words (agent/language/
+        typos.py): "credit hourz" covers "credit hours"."""
+        vocabulary = frozenset().union(
+            *(self.stems(p.text) | self.stems(p.title) for p in passages)
+        )
+        fixes = corrections(question.terms, vocabulary)
+        if not fixes:
+            return question
+        return dataclasses.replace(
+            question,
+            terms=apply(question.terms, fixes),
+            names=apply(question.names, fixes),
+            pairs=tuple((fixes.get(a, a), fixes.get(b, b)) for a, b in question.pairs),
+        )
 
     def _scored(self, unit: _Lexical, similarity: float) -> ScoredUnit:
         o = self._options
