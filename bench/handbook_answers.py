@@ -32,7 +32,7 @@ import json
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import numpy as np
@@ -130,7 +130,7 @@ async def main(args: argparse.Namespace) -> None:
             rows.append(row)
             details.append(
                 {
-                    **row.__dict__,
+                    **asdict(row),
                     "question": case["question"],
                     "cited": [c.uri for c in answer.citations],
                     "spans": [c.span for c in answer.claims],

@@ -62,7 +62,7 @@ async def pages(
 async def test_a_number_found_in_the_quote_leads_the_answer_despite_a_typo(
     pages: Built,
 ) -> None:
-    answer = await pages.loop().answer("how many credit hourz can I carry over?")
+    answer = await pages.loop().answer("how many credt hourz can I carry over?")
     assert not answer.escalate, answer.gaps
     assert answer.claims[0].span == "up to 24 credit hours"
     assert answer.citation(answer.claims[0].citation).title == "Overtime and credit hours"
