@@ -259,3 +259,26 @@ DEFINES = re.compile(
     r"is short for|is called|are called|is used (?:to|for)|describes)\s+",
     re.I,
 )
+
+# Narrower kinds of number and time: a question that says which kind wants a span of that
+# kind. Each: (the question asks, a span must match, why).
+REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
+    (
+        _re(r"\b(?:percent|percentage|%)"),
+        _re(r"%|\bpercent"),
+        "a percentage is not a count: 'what percentage' is not answered by '1'",
+    ),
+    (
+        _re(r"\b(?:what|which|at what) time\b"),
+        _re(r"\d\s?[ap]\.?m\b|\d:\d\d|\bnoon\b|\bmidnight\b|o'clock"),
+        "a time of day is a clock time, not 'today' or a duration",
+    ),
+    (
+        _re(
+            r"\b(?:cost|costs|price|budget|fee|fees|salary|billing rate|hourly rate|"
+            r"how much money|dollars?|reimburse\w*|per diem)\b"
+        ),
+        _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b"),
+        "an amount of money is written with its currency",
+    ),
+)

@@ -25,6 +25,7 @@ from agent.language.rules import (
     ORGANISATION_NOUNS,
     POLARITY,
     QUALIFIERS,
+    REFINEMENTS,
     ROLE_MODIFIERS,
     ROLE_NOUNS,
     TIME_UNITS,
@@ -37,7 +38,7 @@ _WORD = re.compile(r"[\w’'-]+")
 _MAX_WORDS = 25  # a longer span is a passage, not an answer; lists excepted
 _NUMERAL = (
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|k)\b)?|"
-    r"\d[\d,]*(?:\.\d+)?)"
+    r"\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9])"  # "18F" and "P2" are names, not numbers
 )
 _NUMBER = re.compile(
     rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b)"
@@ -93,11 +94,13 @@ _COMMON = frozenset(
 def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
     asked = {fold(w) for w in _WORD.findall(question)}
+    wanted = [s for q, s, _why in REFINEMENTS if q.search(question)]
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
             span = span.strip(" ,;:—–-")
             short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
-            if span and _new(span, asked) and short:
+            refined = all(w.search(span) for w in wanted)
+            if span and _new(span, asked) and short and refined:
                 return span
     return ""
 
@@ -345,6 +348,15 @@ def _shared_words(question: str, quote: str) -> str:
         if content and len(run) > len(best):
             best = run
         run = []
-    while best and fold(best[0]) in _COMMON | {"is", "are", "do", "does", "can"}:
+    while best and fold(best[0]) in _FUNCTION_WORDS:
         best = best[1:]
+    while best and fold(best[-1]) in _FUNCTION_WORDS:
+        best = best[:-1]
     return " ".join(best)
+
+
+# Words a topic neither opens nor ends with ("… mentions credit hours can" reads wrong).
+_FUNCTION_WORDS = _COMMON | frozenset(
+    """is are was were be do does did can could should would will may might must have has
+    had need needs to really actually just get got i me my we us our""".split()
+)

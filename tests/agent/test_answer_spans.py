@@ -110,6 +110,12 @@ def test_a_quote_holding_an_answer_of_the_asked_type_leads_with_it(
         ("Who approves my timesheet?", "timesheets are approved every pay period."),
         # no email, link or channel
         ("What's the email for travel questions?", "Travel questions are answered quickly."),
+        # a count for a percentage, a day for a clock time, a number for money
+        ("What percentage does the agency match?", "There is 1 match per employee."),
+        ("What time does orientation start?", "Orientation starts today."),
+        ("What is the hourly billing rate?", "We bill 8 hours a day."),
+        # a number inside a name is no number
+        ("How many people work at 18F?", "18F is an office."),
     ],
 )
 def test_a_quote_without_an_answer_of_the_asked_type_holds_no_span(
