@@ -41,7 +41,8 @@ _NUMERAL = (
     r"\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9])"  # "18F" and "P2" are names, not numbers
 )
 _NUMBER = re.compile(
-    rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b)"
+    # "one of our teams" names a member, not a quantity
+    rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b(?!\s+of\b))"
     r"(?:\s?(?:%|percent\b|percentage points?\b))?"
     r"(?:\s*\([^()\n]{1,30}\))?"  # "13 days (104 hours)"
     r"(?:[ \t]+(?!(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per)\b)[a-z][\w-]*){0,2}"

@@ -116,6 +116,8 @@ def test_a_quote_holding_an_answer_of_the_asked_type_leads_with_it(
         ("What is the hourly billing rate?", "We bill 8 hours a day."),
         # a number inside a name is no number
         ("How many people work at 18F?", "18F is an office."),
+        # "one of" picks a member, it counts nothing
+        ("How many projects can a manager handle?", "Managers lead one of our teams."),
     ],
 )
 def test_a_quote_without_an_answer_of_the_asked_type_holds_no_span(
