@@ -40,12 +40,18 @@ _NUMERAL = (
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|k)\b)?|"
     r"\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9])"  # "18F" and "P2" are names, not numbers
 )
+_NOT_UNIT = (
+    r"(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per|into|from|with|by|when|until|"
+    r"after|before|that|which|you|your|we|our|it|they|their|there|will|can|may|must|"
+    r"should|be|was|were|has|have|had|each|every|this|these|those|than|as)"
+)
 _NUMBER = re.compile(
     # "one of our teams" names a member, not a quantity
     rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b(?!\s+of\b))"
     r"(?:\s?(?:%|percent\b|percentage points?\b))?"
     r"(?:\s*\([^()\n]{1,30}\))?"  # "13 days (104 hours)"
-    r"(?:[ \t]+(?!(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per)\b)[a-z][\w-]*){0,2}"
+    # its unit, up to four words ("56 more annual leave hours"), not the clause after it
+    rf"(?:[ \t]+(?!{_NOT_UNIT}\b)[a-z][\w-]*){{0,4}}"
     r"(?:\s*\([^()\n]{1,30}\))?"
     r"(?:[ \t]+(?:per|a|an|each|every|of)[ \t]+(?:(?:the|your|their|its)[ \t]+)?[\w-]+"
     r"(?:[ \t]+(?!(?:and|or|to|of|in|on|at|for|the|if|is|are)\b)[a-z][\w-]*)?)?",
