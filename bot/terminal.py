@@ -27,7 +27,7 @@ def answer_text(answer: Answer) -> str:
         )
         newer = f"; [{conflict.newer}] is newer" if conflict.newer is not None else ""
         lines.append(f"  Sources disagree on {plain(conflict.sub_question)}: {sides}{newer}")
-    lines += [f"  Not found: {plain(gap.sub_question)}" for gap in _open_gaps(answer)]
+    lines += [f"  Not found: {_gap_line(gap, answer)}" for gap in answer.gaps]
     lines += ["", "Sources:"]
     lines += [f"  [{s.number}] {plain(s.title)} — {s.url or s.uri}" for s in answer.citations]
     return "\n".join(lines)
@@ -41,7 +41,13 @@ def _claim_line(claim: Claim) -> str:
     return f"• {quote}"
 
 
-def _open_gaps(answer: Answer) -> list[Gap]:
-    """Gaps of sub-questions the answer has nothing for (the rest of it is still shown)."""
-    missing = {q.text for q in answer.sub_questions if q.status == "missing"}
-    return [g for g in answer.gaps if g.sub_question in missing]
+def _gap_line(gap: Gap, answer: Answer) -> str:
+    """What is missing, as Slack shows it: the sub-question and the sentence saying what
+    the sources lack (a partly answered sub-question too: its quotes are shown, not its
+    answer)."""
+    asked, detail = plain(gap.sub_question), plain(gap.detail)
+    if not detail:
+        return asked
+    if " ".join(gap.sub_question.lower().split()) == " ".join(answer.question.lower().split()):
+        return detail
+    return f"{asked} — {detail}"
