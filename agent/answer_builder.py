@@ -9,16 +9,18 @@ from __future__ import annotations
 import dataclasses
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion, Turn
 from agent.claim_grounding import Grounded, ground_claims
 from agent.conflicts import find_conflicts
 from agent.grounding import GroundingVerifier
+from agent.language.questions import answer_type
+from agent.language.spans import gap_sentence
 from agent.reasoners.base import DraftClaim, Route
 from agent.retrieval.reading import Passage
 from agent.run_recorder import RunRecorder
-from agent.state import AgentState, GapState
+from agent.state import AgentState, Evidence, GapState
 
 log = logging.getLogger(__name__)
 
@@ -82,6 +84,7 @@ class AnswerBuilder:
                     sub_question=self.state.sub_questions[draft.sub_question].text,
                     support=draft.support,
                     score=draft.score,
+                    span=draft.span,
                 )
             )
         subs = self._sub_questions(kept)
@@ -133,7 +136,8 @@ class AnswerBuilder:
                 if state_gap
                 else ("too_weak" if sub.status == "partial" else "no_results")
             )
-            gaps.append(Gap(sub.text, reason, _gap_detail(sub.status, state_gap)))
+            detail = _said_gap(sub.text, self.state.evidence_for(index))
+            gaps.append(Gap(sub.text, reason, detail or _gap_detail(sub.status, state_gap)))
         return gaps
 
     def _conflicts(self, claims: list[Claim], citations: list[Citation]) -> list[Conflict]:
@@ -172,7 +176,9 @@ class AnswerBuilder:
     async def from_thread(self, turn: Turn) -> Answer:
         """The first claim of the thread's last answer (`turn`), grounded again."""
         first = turn.claims[0]
-        draft = DraftClaim(first.statement, first.quote, first.chunk_id, 0, first.support)
+        draft = DraftClaim(
+            first.statement, first.quote, first.chunk_id, 0, first.support, span=first.span
+        )
         grounded = await self._ground([draft], from_run=False)
         self._recorder.record(
             "verify", "1 claim from the thread", str(bool(grounded.kept)), time.perf_counter()
@@ -219,6 +225,14 @@ def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:
         section=section,
         updated_at=passage.updated_at,
     )
+
+
+def _said_gap(question: str, evidence: Sequence[Evidence]) -> str:
+    """What the best source found says and lacks, in one sentence ("" with none found)."""
+    if not evidence:
+        return ""
+    best = max(evidence, key=lambda e: e.score)
+    return gap_sentence(question, answer_type(question), best.title, best.quote)
 
 
 def _gap_detail(status: str, gap: GapState | None) -> str:

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from store.corpus import ChunkText
+from store.text_forms import link_text
 
-_MARKDOWN_LINK = re.compile(r"\[([^\]\n]*)\]\([^)\s]*\)")
 _LINK_TARGET = re.compile(
     r"\]\(([^)\s]+)\)|\b((?:https?|ftp|mailto|javascript|data):[^\s<>()\[\]]+)", re.I
 )
@@ -31,7 +31,7 @@ _LINK_TARGET = re.compile(
 
 def normalise(text: str) -> str:
     """Link text for links, case folded, punctuation as space, white space collapsed."""
-    text = unicodedata.normalize("NFKC", _MARKDOWN_LINK.sub(r"\1", text)).casefold()
+    text = unicodedata.normalize("NFKC", link_text(text)).casefold()
     kept = (" " if _is_separator(c) else c for c in text)
     return " ".join("".join(kept).split())
 

@@ -76,6 +76,8 @@ class Evidence:
     # Whether it holds an answer of the expected type (a date for "when"), or only
     # leads to one (the first hop of a multi-hop question).
     typed: bool = True
+    # The answer inside the quote, of the type asked for (agent/language/spans.py).
+    span: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -31,8 +31,8 @@ import time
 from pathlib import Path
 
 import numpy as np
+from one_shot import OneShotAnswerer  # the baseline, beside this script
 
-from agent.one_shot import OneShotAnswerer
 from bot.settings import Settings
 from bot.sources import handbook_config
 from bot.wiring import open_runtime

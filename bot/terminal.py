@@ -6,7 +6,7 @@ same claims, citations and sources.
 
 from __future__ import annotations
 
-from agent.answer import Answer, Gap
+from agent.answer import Answer, Claim, Gap
 from bot.slack.blocks import NOT_COVERED
 from bot.slack.mrkdwn import plain
 
@@ -20,20 +20,34 @@ def answer_text(answer: Answer) -> str:
         lines += [f"  Missing: {plain(gap.detail or gap.sub_question)}" for gap in answer.gaps]
         lines.append("  Try other words, or ask the people who own the topic.")
         return "\n".join(lines)
-    lines = [f"• “{plain(claim.quote)}” [{claim.citation}]" for claim in answer.claims]
+    lines = [_claim_line(claim) for claim in answer.claims]
     for conflict in answer.conflicts:
         sides = ", ".join(
             f"[{answer.claims[i].citation}]" for i in conflict.claims if 0 <= i < len(answer.claims)
         )
         newer = f"; [{conflict.newer}] is newer" if conflict.newer is not None else ""
         lines.append(f"  Sources disagree on {plain(conflict.sub_question)}: {sides}{newer}")
-    lines += [f"  Not found: {plain(gap.sub_question)}" for gap in _open_gaps(answer)]
+    lines += [f"  Not found: {_gap_line(gap, answer)}" for gap in answer.gaps]
     lines += ["", "Sources:"]
     lines += [f"  [{s.number}] {plain(s.title)} — {s.url or s.uri}" for s in answer.citations]
     return "\n".join(lines)
 
 
-def _open_gaps(answer: Answer) -> list[Gap]:
-    """Gaps of sub-questions the answer has nothing for (the rest of it is still shown)."""
-    missing = {q.text for q in answer.sub_questions if q.status == "missing"}
-    return [g for g in answer.gaps if g.sub_question in missing]
+def _claim_line(claim: Claim) -> str:
+    """The answer span leads, in bold as Markdown writes it, then its verbatim quote."""
+    quote = f"“{plain(claim.quote)}” [{claim.citation}]"
+    if claim.span and " ".join(claim.span.split()) != " ".join(claim.quote.split()):
+        return f"• **{plain(claim.span)}** — {quote}"
+    return f"• {quote}"
+
+
+def _gap_line(gap: Gap, answer: Answer) -> str:
+    """What is missing, as Slack shows it: the sub-question and the sentence saying what
+    the sources lack (a partly answered sub-question too: its quotes are shown, not its
+    answer)."""
+    asked, detail = plain(gap.sub_question), plain(gap.detail)
+    if not detail:
+        return asked
+    if " ".join(gap.sub_question.lower().split()) == " ".join(answer.question.lower().split()):
+        return detail
+    return f"{asked} — {detail}"

@@ -15,6 +15,8 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
+from store.text_forms import plain_title
+
 # A run of word characters, optionally joined by `.`, `-` or `/` to more of them:
 # `v2.3`, `covid-19`, `error_code_42`, `state-of-the-art`, `tcp/ip`. Public: the agent
 # finds phrases in the same candidates (agent/language/questions.py).
@@ -106,10 +108,6 @@ def _is_identifier(candidate: str) -> bool:
     return "_" in candidate or bool(_DIGIT.search(candidate))
 
 
-# A title's trailing disambiguation, as in "Manon (opera)", is not how texts name it.
-_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
-
-
 @dataclass(frozen=True, slots=True)
 class MentionOptions:
     # Longest title, in words, looked for in a text.
@@ -168,7 +166,7 @@ class TitleMentions:
             self._words_of[document_id] = words
 
     def _usable_words(self, title: str) -> tuple[str, ...] | None:
-        words = tuple(_PART.findall(_DISAMBIGUATION.sub("", title)))
+        words = tuple(_PART.findall(plain_title(title)))
         return words if self._usable(words, self._stop_words) else None
 
     def __len__(self) -> int:

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import re
 
-_LINK_TEXT = re.compile(r"\[([^\]\n]+)\]\([^)\s]*\)")
-_URL = re.compile(r"https?://\S+")
+from store.text_forms import MARKDOWN_LINK, plain_text
+
 # Capitalised words, joined by short lower-case connectors ("of", "the", "de", "'s").
 _PHRASE = re.compile(
     r"(?:[A-Z][\w’'.-]*|\d{4})(?:\s+(?:(?:of|the|de|la|le|von|van|for)\s+)*"
@@ -22,8 +22,8 @@ _LEADING = re.compile(r"^(?:The|A|An|In|On|At|He|She|It|They|His|Her|Its|This|Th
 
 def names(text: str) -> list[str]:
     """Link texts and capitalised phrases of `text`, longest first, without repeats."""
-    found = [m.group(1) for m in _LINK_TEXT.finditer(text)]
-    plain = _URL.sub(" ", _LINK_TEXT.sub(r"\1", text))
+    found = [m.group(1) for m in MARKDOWN_LINK.finditer(text) if m.group(1)]
+    plain = plain_text(text)
     for match in _PHRASE.finditer(plain):
         phrase = _LEADING.sub("", match.group().strip(" .")).strip()
         if phrase and not phrase.isdigit():

@@ -12,14 +12,26 @@ from __future__ import annotations
 
 import itertools
 import re
-import unicodedata
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.language.rules import ASKING_WORDS
 from store.text_analysis import CANDIDATE, TextAnalyzer
+from store.text_forms import fold_accents
 
 AnswerType = Literal[
-    "yes_no", "number", "date", "person", "place", "procedure", "list", "reason", "entity"
+    "yes_no",
+    "number",  # a number, an amount, a rate, a percentage
+    "date",  # a date, a time, a duration, a deadline
+    "person",
+    "organisation",
+    "place",
+    "contact",  # an email, a link, a channel, a phone number
+    "procedure",
+    "list",
+    "definition",
+    "reason",
+    "entity",
 ]
 
 _WORD = re.compile(r"[\w'’-]+")
@@ -34,11 +46,23 @@ _AUXILIARY = re.compile(
 # Checked in order: the first pattern that matches the question gives its answer type.
 _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
     (
+        "contact",
+        re.compile(
+            r"\b(?:(?:what|which)(?:'s| is| are)? (?:the |their |its |his |her |your )?"
+            r"(?:e-?mail(?: address)?|url|link|website|web ?site|phone(?: number)?|"
+            r"slack channel|channel|handle|address|contact)|"
+            r"(?:who|where) (?:do|should|can|could) (?:i|we|you) (?:contact|email|e-mail|"
+            r"reach|message|ask|call|ping))\b",
+            re.I,
+        ),
+    ),
+    (
         "date",
         re.compile(
             r"\b(?:when|what (?:year|years|date|day|month|century|decade|time|era|period)|"
             r"which (?:year|years|date|day|month|century|decade)|in what (?:year|century|"
-            r"decade|month)|how long ago|since when)\b",
+            r"decade|month)|how long ago|since when|(?:what|which)(?:'s| is) the deadline|"
+            r"by when|how soon|how far in advance)\b",
             re.I,
         ),
     ),
@@ -47,7 +71,18 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:how (?:many|much|long|old|far|big|large|tall|high|often|fast|deep|wide|"
             r"heavy)|what (?:number|percentage|percent|amount|proportion|fraction|size|"
-            r"population|age)|what is the (?:number|amount|percentage|population|size))\b",
+            r"population|age|rate|cost|price|fee)|"
+            r"what(?:'s| is) the (?:\w+ )?(?:number|amount|percentage|population|size|max|"
+            r"maximum|min|minimum|limit|cap|rate|cost|price|fee|reimbursement|allowance)|"
+            r"how much|how many)\b",
+            re.I,
+        ),
+    ),
+    (
+        "organisation",
+        re.compile(
+            r"\b(?:what|which) (?:agency|agencies|office|team|organi[sz]ation|company|"
+            r"department|division|vendor|provider|group|bureau|contractor)\b",
             re.I,
         ),
     ),
@@ -79,13 +114,15 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             re.I,
         ),
     ),
-)
-# Words that say what kind of answer is wanted, not what it is about.
-_ASKING_WORDS = frozenset(
-    """name call known refer term mean happen year date day month centuri decad time era
-    number mani much percentag percent amount kind type sort way also differ exact approxim
-    estim typic usual general current main primari particular specif major certain dure
-    within among upon via""".split()
+    (
+        "definition",
+        re.compile(
+            r"\b(?:what (?:is|are|was|were) (?:an? |the )?\S+\??$|what(?:'s| is) (?:an? )?\S+"
+            r"(?: \S+)?\??$|what (?:does|do) .+ (?:mean|stand for)|meaning of|define|"
+            r"definition of|what(?:'s| is) meant by)",
+            re.I,
+        ),
+    ),
 )
 
 
@@ -117,13 +154,13 @@ class QuestionAnalyzer:
     def stems(self, text: str) -> list[str]:
         """Stemmed words, accents folded ("Rély" and "Rely" are one word to a reader), and
         without the lone letters a possessive leaves ("Rely's": "rely", "s")."""
-        return self._words(_fold_accents(text))
+        return self._words(fold_accents(text))
 
     def phrase_words(self, text: str) -> tuple[str | None, ...]:
         """The stems of `text` in reading order, with None wherever a stop word or
         punctuation stood: two stems side by side here were side by side in the text
         ("sick leave"), not merely around a dropped word ("signing of the Treaty")."""
-        folded = _fold_accents(text).casefold()
+        folded = fold_accents(text).casefold()
         sequence: list[str | None] = []
         run: list[str] = []
         end = 0
@@ -146,9 +183,9 @@ class QuestionAnalyzer:
     def analyse(self, question: str) -> QuestionAnalysis:
         text = " ".join(question.split())
         content = _TAKE_PLACE.sub(" ", text)  # "when did it take place": when did it happen
-        words = [w for w in self.stems(content) if w not in _ASKING_WORDS]
+        words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
-        sequence = [w if w not in _ASKING_WORDS else None for w in self.phrase_words(content)]
+        sequence = [w if w not in ASKING_WORDS else None for w in self.phrase_words(content)]
         pairs = [(a, b) for a, b in itertools.pairwise(sequence) if a and b]
         return QuestionAnalysis(
             text=text,
@@ -177,13 +214,6 @@ def answer_type(question: str) -> AnswerType:
 
 def is_negated(text: str) -> bool:
     return bool(_NEGATION.search(text))
-
-
-def _fold_accents(text: str) -> str:
-    if text.isascii():
-        return text
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _digit(word: str) -> bool:

@@ -47,6 +47,8 @@ class DraftClaim:
     sub_question: int
     support: Support = "strong"
     score: float = 0.0
+    # The answer inside `quote` (agent/language/spans.py); "" when it holds none.
+    span: str = ""
 
 
 class Reasoner(Protocol):

@@ -29,33 +29,16 @@ from typing import TypeVar
 import numpy as np
 
 from agent.answer import Support
-from agent.language.candidates import has_candidate
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
+from agent.language.rules import OPPOSITE
+from agent.language.spans import constraints_met, find_span
+from agent.language.typos import apply, corrections
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
 from store.corpus import ChunkSpan
 
 T = TypeVar("T")
-
-# Opposites, as stems: a question term missing from a unit that holds its opposite is a
-# contradiction, not a paraphrase.
-_OPPOSITES = """
-    first/last north/south east/west befor/after begin/end start/end start/finish larg/small
-    largest/smallest most/least increas/decreas accept/reject win/lose won/lost earli/late
-    earliest/latest maximum/minimum high/low highest/lowest abov/below insid/outsid
-    import/export major/minor success/fail rise/fall gain/loss legal/illeg support/oppos
-    allow/forbid allow/prohibit open/close strong/weak upper/lower public/privat
-    modern/ancient young/old youngest/oldest synchron/asynchron direct/indirect
-    formal/inform intern/extern domest/foreign male/femal birth/death born/die add/remov
-    creat/destroy includ/exclud agre/disagre western/eastern northern/southern paid/unpaid
-    full/part mandatori/option requir/option request/cancel submit/withdraw
-"""
-OPPOSITE: dict[str, frozenset[str]] = {}
-for _pair in _OPPOSITES.split():
-    _a, _b = _pair.split("/")
-    OPPOSITE[_a] = OPPOSITE.get(_a, frozenset()) | {_b}
-    OPPOSITE[_b] = OPPOSITE.get(_b, frozenset()) | {_a}
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +67,7 @@ class ScoredUnit:
     score: float
     support: Support
     typed: bool
+    span: str = ""  # the answer inside the unit (agent/language/spans.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +83,7 @@ class _Lexical:
     bridged: bool = False
     complete: bool = True  # every name of the question is in it, its page or the bridge
     anchored: bool = False  # it names, in its own words, an entity the question names
+    span: str = ""
 
 
 class EvidenceScorer:
@@ -131,6 +116,7 @@ class EvidenceScorer:
         the question's own names (its units answer the question through it), and its
         units are as close to the question as they are to the `follow_ups` (the queries
         that searched for the bridge)."""
+        question = self._spelled_as_read(question, passages)
         # The question's word pairs the knowledge base uses as phrases ("annual leave").
         phrases = {p for p in question.pairs if any(p in self._pairs(x.text) for x in passages)}
         lexical = [
@@ -152,6 +138,24 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         return sorted(scored, key=lambda s: -s.score)
+
+    def _spelled_as_read(
+        self, question: QuestionAnalysis, passages: Sequence[Passage]
+    ) -> QuestionAnalysis:
+        """The question with its typos replaced by the passages' own words (agent/language/
+        typos.py): "credit hourz" covers "credit hours"."""
+        vocabulary = frozenset().union(
+            *(self.stems(p.text) | self.stems(p.title) for p in passages)
+        )
+        fixes = corrections(question.terms, vocabulary)
+        if not fixes:
+            return question
+        return dataclasses.replace(
+            question,
+            terms=apply(question.terms, fixes),
+            names=apply(question.names, fixes),
+            pairs=tuple((fixes.get(a, a), fixes.get(b, b)) for a, b in question.pairs),
+        )
 
     def _scored(self, unit: _Lexical, similarity: float) -> ScoredUnit:
         o = self._options
@@ -179,6 +183,7 @@ class EvidenceScorer:
             round(score, 4),
             support,
             unit.typed,
+            unit.span,
         )
 
     def _bridged(
@@ -227,12 +232,16 @@ class EvidenceScorer:
         coverage = (len(covered) + len(names & context)) / weight if weight else 1.0
         missing = terms - context
         # A unit opening with the opposite of what the question asks ("Cancel a request"
-        # for "How do I request leave?") is about the other action.
+        # for "How do I request leave?") is about the other action, unless the question
+        # names that word itself ("How do I cancel a leave request?" names both).
         opening = self._sequence(unit.text)[:1]
-        reversed_action = any(OPPOSITE.get(w, frozenset()) & terms for w in opening)
+        reversed_action = any(
+            w not in terms and OPPOSITE.get(w, frozenset()) & terms for w in opening
+        )
         contradicted = (
             reversed_action
-            or any(OPPOSITE.get(t, frozenset()) & own for t in missing)
+            # Only an opposite the question does not name itself contradicts it.
+            or any((OPPOSITE.get(t, frozenset()) & own) - terms for t in missing)
             or any(
                 modifier not in own and _other_kind(head, modifier, self._phrase_words(unit.text))
                 for modifier, head in phrases
@@ -243,7 +252,17 @@ class EvidenceScorer:
         # Naming none of the question's names, it is about something else; naming some,
         # it may answer part of a question whose names span two pages (multi-hop).
         off_topic = bool(names) and not names & (context | passage_stems)
-        negation = question.negated and not is_negated(unit.text)
+        # "What is not covered?" is answered by what is not; but a yes/no question is
+        # answered by either polarity ("Can I telework without approval?" by "Telework
+        # requires supervisor approval.": the answer is no).
+        negation = (
+            question.negated and question.answer_type != "yes_no" and not is_negated(unit.text)
+        )
+        span = find_span(unit.text, question.answer_type, question.text)
+        where = f"{unit.text}\n{' > '.join(chunk.heading_path)}\n{section}\n{passage.title}"
+        # Answered only by a span of the asked type, in a context meeting the question's
+        # qualifiers ("monthly maximum", "part-time").
+        typed = bool(span) and constraints_met(question.text, where)
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
         return _Lexical(
@@ -254,10 +273,11 @@ class EvidenceScorer:
             covered=frozenset(covered),
             coverage=coverage,
             blocked=contradicted or off_topic or negation,
-            typed=has_candidate(unit.text, question.answer_type, question.text),
+            typed=typed,
             bridged=bool(bridged),
             complete=not unnamed,
             anchored=bool(names & own),
+            span=span if typed else "",
         )
 
     def stems(self, text: str) -> frozenset[str]:

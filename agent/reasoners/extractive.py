@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import dataclasses
 import re
-import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -33,6 +32,7 @@ from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
 from agent.retrieval.reading import Passage
 from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
+from store.text_forms import fold, plain_title
 
 _SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
 
@@ -132,7 +132,7 @@ class ExtractiveReasoner:
         """The best unit of each page the question or the evidence names (partial at
         least): what the page of a thing named says about it is part of the answer
         (each side of a comparison, the second hop), if not all of it."""
-        titles = {_plain_title(p.title) for p in pages}
+        titles = {plain_title(p.title) for p in pages}
         again = await self._scorer.score(
             analysis,
             pages,
@@ -159,13 +159,13 @@ class ExtractiveReasoner:
         queries = []
         for index in sorted(state.answered):
             question = state.sub_questions[index].text
-            read = {_fold(_plain_title(e.title)) for e in state.evidence_for(index)}
+            read = {fold(plain_title(e.title)) for e in state.evidence_for(index)}
             found = state.evidence_for(index)
             # The strong quotes lead on; with none, the partial ones that answered jointly.
             leading = [e for e in found if e.support == "strong"] or found
             best = sorted(leading, key=lambda e: -e.score)[: self._options.hop_quotes]
             names = [n for e in best for n in new_names(e.quote, question) if _is_name(n, e.quote)]
-            fresh = [n for n in dict.fromkeys(names) if _fold(n) not in read]
+            fresh = [n for n in dict.fromkeys(names) if fold(n) not in read]
             for name in fresh[: self._options.hop_names]:
                 state.bridges.setdefault(index, []).append(name)
                 queries.append(PendingQuery(name, index, "targeted_follow_up"))
@@ -259,7 +259,10 @@ class ExtractiveReasoner:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
-        return [DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score) for e in chosen]
+        return [
+            DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score, e.span)
+            for e in chosen
+        ]
 
     def _stems(self, text: str) -> frozenset[str]:
         return frozenset(self._analyzer.stems(text))
@@ -288,6 +291,7 @@ def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
         covered=scored.covered,
         step=step,
         typed=scored.typed,
+        span=scored.span,
     )
 
 
@@ -304,14 +308,6 @@ def _two_documents(evidence: Sequence[Evidence], terms: frozenset[str]) -> list[
     groups = list(by_document.values())
     options = [g for g in groups] + [a + b for i, a in enumerate(groups) for b in groups[i + 1 :]]
     return max(options, key=carried, default=[])
-
-
-_DISAMBIGUATION = re.compile(r"\s*\([^)]*\)\s*$")
-
-
-def _plain_title(title: str) -> str:
-    """A title as texts name it: "Manon (opera)" is named "Manon"."""
-    return _DISAMBIGUATION.sub("", title).strip()
 
 
 def _linked(kept: Sequence[ScoredUnit], passages: Sequence[Passage]) -> set[str]:
@@ -342,25 +338,19 @@ def _is_page_of(name: str, title: str) -> bool:
     Movie Ride"; "USS Essex" and "USS Essex (CV-9)"; "Boston" and "Boston, Lincolnshire")."""
     if _names_title(name, title) or _names_title(name, title.split(",")[0]):
         return True  # "Boston" is the page "Boston, Lincolnshire"
-    return len(name.split()) > 1 and _names_title(_plain_title(title), name)
+    return len(name.split()) > 1 and _names_title(plain_title(title), name)
 
 
 def _names_title(text: str, title: str) -> bool:
     """Whether `text` names the page `title` (its words in order, case and accents folded)."""
-    plain = _plain_title(title)
+    plain = plain_title(title)
     if len(plain) <= 2:
         return False
-    words = f" {' '.join(_WORDS.findall(_fold(plain)))} "
-    return words in f" {' '.join(_WORDS.findall(_fold(text)))} "
+    words = f" {' '.join(_WORDS.findall(fold(plain)))} "
+    return words in f" {' '.join(_WORDS.findall(fold(text)))} "
 
 
 _WORDS = re.compile(r"\w+")
-
-
-def _fold(text: str) -> str:
-    """Case and accents folded: "Öresund" and "Øresund" are named alike."""
-    decomposed = unicodedata.normalize("NFKD", text.casefold().replace("ø", "o"))
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:

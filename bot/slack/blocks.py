@@ -171,8 +171,12 @@ def _claim_units(answer: Answer) -> Iterator[list[Block]]:
 
 
 def claim_mrkdwn(claim: Claim, answer: Answer) -> str:
-    """One claim as a bullet: the quote itself, or the statement with its quote beneath."""
+    """One claim as a bullet: the answer span in bold and its quote, the quote itself, or
+    the statement with its quote beneath."""
     cite = _citation_link(claim.citation, answer)
+    if claim.span and not _same_words(claim.span, claim.quote):
+        # The answer leads; its sentence, verbatim, shows where it comes from.
+        return f"• *{inline(claim.span).strip()}* — “{inline(claim.quote).strip()}” {cite}"
     if _same_words(claim.statement, claim.quote):
         return f"• “{inline(claim.quote).strip()}” {cite}"
     quote = "\n".join(f"> {line}" for line in inline(claim.quote).strip().split("\n"))

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import dataclasses
 
+import asyncpg
+
+from agent.grounding import quote_occurs
 from agent.reasoners.base import DraftClaim
 from agent.reasoners.extractive import ExtractiveReasoner
 from agent.state import AgentState
@@ -26,20 +29,32 @@ class InventingReasoner(ExtractiveReasoner):
 
 
 class MisCitingReasoner(ExtractiveReasoner):
+    pool: asyncpg.Pool  # to read the cited chunk as stored
+
     async def synthesize(self, state: AgentState) -> list[DraftClaim]:
         honest = await super().synthesize(state)
         cited = honest[0].chunk_id
-        # A sentence of another chunk of the same passage, cited to the first claim's chunk.
+        cited_text = await self.pool.fetchval("SELECT text FROM chunks WHERE id = $1", cited)
+        # A sentence of another chunk of the same page, cited to the first claim's chunk; one
+        # the cited chunk does not also hold (neighbouring chunks share their edges).
+        page = next(e.document_id for e in state.evidence if e.chunk_id == cited)
         for evidence in state.evidence:
-            if evidence.chunk_id != cited and evidence.document_id == state.evidence[0].document_id:
+            if (
+                evidence.chunk_id != cited
+                and evidence.document_id == page
+                and not quote_occurs(evidence.quote, cited_text)
+            ):
                 wrong = DraftClaim(evidence.quote, evidence.quote, cited, 0)
-                return [*honest, wrong]
+                return [wrong, *honest]  # first, so the claim budget never cuts it
         raise AssertionError("the fixture should give quotes from two chunks of one page")
 
 
 def _reasoner(kind: type[ExtractiveReasoner], handbook: Built) -> ExtractiveReasoner:
     honest = handbook.extractive()
-    return kind(analyzer=handbook.analyzer, scorer=honest._scorer)
+    reasoner = kind(analyzer=handbook.analyzer, scorer=honest._scorer)
+    if isinstance(reasoner, MisCitingReasoner):
+        reasoner.pool = handbook.pool
+    return reasoner
 
 
 async def test_an_invented_quote_is_dropped_and_counted_and_the_rest_survives(

@@ -43,7 +43,7 @@ def test_only_a_choice_between_options_is_a_choice() -> None:
         ("Where is the Huguenot District?", "place"),
         ("How do I request leave?", "procedure"),
         ("Were Scott Derrickson and Ed Wood of the same nationality?", "yes_no"),
-        ("What is Tock?", "entity"),
+        ("What is Tock?", "definition"),
     ],
 )
 def test_the_answer_type_follows_the_question_word(question: str, kind: str) -> None:

@@ -50,3 +50,40 @@ def test_a_reply_without_retrieval_is_shown_as_itself() -> None:
     assert answer_text(answer) == "You're welcome."
     first = answer_messages(answer)[0].blocks[0]
     assert first["text"]["text"] == "You're welcome."
+
+
+def test_the_answer_span_leads_its_quote_and_a_gap_says_what_is_missing() -> None:
+    answer = Answer(
+        question="How many credit hours can I carry over, and what is the monthly cap?",
+        claims=(
+            Claim(
+                "You may carry over up to 24 credit hours.",
+                "You may carry over up to 24 credit hours.",
+                1,
+                1,
+                span="up to 24 credit hours",
+            ),
+            Claim("Credit hours are earned.", "Credit hours are earned.", 1, 1),
+        ),
+        citations=(_citation(1, "Overtime", 2024),),
+        stop_reason="enough_evidence",
+        escalate=True,
+        sub_questions=(
+            SubQuestion("How many credit hours can I carry over", "answered"),
+            SubQuestion("what is the monthly cap", "partial"),
+        ),
+        gaps=(
+            Gap(
+                "what is the monthly cap",
+                "too_weak",
+                "“Overtime” mentions credit hours but gives no monthly maximum.",
+            ),
+        ),
+    )
+    text = answer_text(answer)
+    assert "• **up to 24 credit hours** — “You may carry over up to 24 credit hours.” [1]" in text
+    assert "• “Credit hours are earned.” [1]" in text
+    assert (
+        "Not found: what is the monthly cap — “Overtime” mentions credit hours but gives no "
+        "monthly maximum." in text
+    )

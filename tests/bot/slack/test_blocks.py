@@ -17,6 +17,7 @@ from bot.slack.blocks import (
     ReplyOptions,
     SlackMessage,
     answer_messages,
+    claim_mrkdwn,
     escalation_message,
     failure_message,
     help_message,
@@ -378,3 +379,30 @@ def test_only_a_verbatim_quote_is_ever_inside_quotation_marks() -> None:
     everything = [t for m in [*answer_messages(shown), escalation] for t in texts(m)]
     quoted = {q for t in everything for q in re.findall(r"“([^”]*)”", t)}
     assert quoted == {"You get 10 days of leave.", "You get 12 days of leave."}
+
+
+def test_a_claim_with_an_answer_span_leads_with_it_in_bold_before_its_quote() -> None:
+    answer = Answer(
+        question="How many credit hours can I carry over?",
+        claims=(
+            Claim(
+                "You may carry over up to 24 credit hours.",
+                "You may carry over up to 24 credit hours.",
+                1,
+                7,
+                span="up to 24 credit hours",
+            ),
+        ),
+        citations=(
+            Citation(1, "Overtime", "https://kb.test/overtime", "overtime.md", 7, 1, "hb", "hb"),
+        ),
+        stop_reason="enough_evidence",
+        escalate=False,
+    )
+    text = claim_mrkdwn(answer.claims[0], answer)
+    assert text.startswith(
+        "• *up to 24 credit hours* — “You may carry over up to 24 credit hours.”"
+    )
+    # a span that is the whole quote (a list with its lead-in) is not shown twice
+    whole = Claim("Do this:\n- a\n- b", "Do this:\n- a\n- b", 1, 7, span="Do this:\n- a\n- b")
+    assert claim_mrkdwn(whole, answer).count("Do this:") == 1

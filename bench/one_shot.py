@@ -1,4 +1,4 @@
-"""The one-shot extractive answerer: retrieve once, pick the sentences that answer, verify.
+"""The one-shot baseline of bench/answer_latency.py, not the product: retrieve once, quote.
 
 It is the seed of the agent loop and implements the same `Answerer` protocol (it ignores
 `history`; `scope` restricts its one retrieval). Each claim is a sentence quoted verbatim

@@ -1,0 +1,284 @@
+"""The extractive reasoner's rule tables, in one place, each entry with why it is there.
+
+Everything here is about how people write in general (English documents and questions),
+never about one knowledge base or one benchmark question: a rule that only exists
+because one question failed does not belong here.
+"""
+
+from __future__ import annotations
+
+import re
+from types import MappingProxyType
+from typing import NamedTuple
+
+# --- Opposites (as stems): a unit that replaces a question word by its opposite is about
+# the other thing, not a paraphrase. Each pair: (a, b, why).
+OPPOSITE_PAIRS: tuple[tuple[str, str, str], ...] = (
+    ("first", "last", "ordinal ends: 'first day' is not 'last day'"),
+    ("north", "south", "compass directions name different places"),
+    ("east", "west", "compass directions name different places"),
+    ("northern", "southern", "compass adjectives name different regions"),
+    ("western", "eastern", "compass adjectives name different regions"),
+    ("befor", "after", "the order of two events is the answer itself"),
+    ("begin", "end", "the start of a period is not its end"),
+    ("start", "end", "the start of a period is not its end"),
+    ("start", "finish", "the start of a task is not its finish"),
+    ("larg", "small", "size comparisons"),
+    ("largest", "smallest", "superlatives pick opposite members"),
+    ("most", "least", "superlatives pick opposite members"),
+    ("increas", "decreas", "a change's direction"),
+    ("accept", "reject", "a decision's outcome"),
+    ("win", "lose", "a contest's outcome"),
+    ("won", "lost", "a contest's outcome, past tense"),
+    ("earli", "late", "time comparisons"),
+    ("earliest", "latest", "superlatives of time pick opposite ends"),
+    ("maximum", "minimum", "a limit's direction: a minimum answers no 'maximum'"),
+    ("high", "low", "level comparisons"),
+    ("highest", "lowest", "superlatives of level"),
+    ("abov", "below", "thresholds: above a limit is not below it"),
+    ("insid", "outsid", "scope: inside a boundary is not outside it"),
+    ("import", "export", "trade direction"),
+    ("major", "minor", "degree"),
+    ("success", "fail", "an outcome"),
+    ("rise", "fall", "a change's direction"),
+    ("gain", "loss", "a change's direction"),
+    ("legal", "illeg", "permission by law"),
+    ("support", "oppos", "a stance"),
+    ("allow", "forbid", "permission"),
+    ("allow", "prohibit", "permission"),
+    ("open", "close", "a state or an action and its reverse"),
+    ("strong", "weak", "degree"),
+    ("upper", "lower", "position"),
+    ("public", "privat", "visibility or ownership"),
+    ("modern", "ancient", "period"),
+    ("young", "old", "age"),
+    ("youngest", "oldest", "superlatives of age"),
+    ("synchron", "asynchron", "how work is done together"),
+    ("direct", "indirect", "manner"),
+    ("formal", "inform", "register or procedure"),
+    ("intern", "extern", "inside or outside an organisation"),
+    ("domest", "foreign", "inside or outside a country"),
+    ("male", "femal", "sex"),
+    ("birth", "death", "life events"),
+    ("born", "die", "life events, as verbs"),
+    ("add", "remov", "an action and its reverse"),
+    ("creat", "destroy", "an action and its reverse"),
+    ("includ", "exclud", "membership"),
+    ("agre", "disagre", "a stance"),
+    ("paid", "unpaid", "leave and work are paid or not: the difference is the answer"),
+    ("full", "part", "full-time and part-time rules differ"),
+    ("mandatori", "option", "obligation"),
+    ("requir", "option", "obligation"),
+    ("request", "cancel", "asking for something and withdrawing the request"),
+    ("submit", "withdraw", "handing in and taking back"),
+)
+
+
+def _opposites() -> MappingProxyType[str, frozenset[str]]:
+    table: dict[str, frozenset[str]] = {}
+    for a, b, _why in OPPOSITE_PAIRS:
+        table[a] = table.get(a, frozenset()) | {b}
+        table[b] = table.get(b, frozenset()) | {a}
+    return MappingProxyType(table)
+
+
+OPPOSITE = _opposites()
+
+# --- Words that say what kind of answer is wanted, not what it is about (stems): a
+# unit need not repeat them to answer.
+ASKING_WORDS = frozenset(
+    # how a question asks for a name or a meaning ("what is it called", "what does X mean")
+    "name call known refer term mean".split()
+    # how it asks for a time ("what year", "which day", "when did it happen")
+    + "happen year date day month centuri decad time era dure".split()
+    # how it asks for a quantity ("how many", "what percentage")
+    + "number mani much percentag percent amount".split()
+    # how it asks for a kind ("what kind of", "in what way")
+    + "kind type sort way".split()
+    # hedges that narrow nothing ("exactly", "usually", "the main")
+    + "also differ exact approxim estim typic usual general current main primari".split()
+    + "particular specif major certain".split()
+    # prepositions the stemmer keeps
+    + "within among upon via".split()
+)
+
+
+# --- Qualifiers: words of a question that narrow what counts as its answer ("the
+# monthly maximum"), met only when the sentence, its heading path or its document's
+# title says the same.
+class Qualifier(NamedTuple):
+    name: str  # how a gap sentence names what is missing ("monthly", "maximum")
+    asked: re.Pattern[str]  # the question carries it
+    met: re.Pattern[str]  # the context says it
+    why: str
+
+
+def _re(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.I)
+
+
+QUALIFIERS: tuple[Qualifier, ...] = (
+    Qualifier(
+        "maximum",
+        _re(r"\b(?:max|maximum|cap|capped|limit|ceiling|at most|most i can)\b"),
+        _re(
+            r"\b(?:max|maximum|cap|capped|limit|limited|ceiling|up to|no more than|at most|"
+            r"not (?:to )?exceed|exceed|in excess|only|total)\b"
+        ),
+        "a cap asked for is answered by a limit, not by any amount the page mentions",
+    ),
+    Qualifier(
+        "minimum",
+        _re(r"\b(?:min|minimum|at least|fewest)\b"),
+        _re(r"\b(?:min|minimum|at least|no (?:fewer|less) than|or more)\b"),
+        "a floor asked for is answered by a floor",
+    ),
+    Qualifier(
+        "monthly",
+        _re(r"\b(?:monthly|per month|a month|each month|every month)\b"),
+        _re(r"\bmonth"),
+        "a monthly figure is not a yearly or per-trip one",
+    ),
+    Qualifier(
+        "yearly",
+        _re(r"\b(?:yearly|per year|a year|each year|every year|annually|per annum)\b"),
+        _re(r"\b(?:year|yearly|annual|annually|per annum)\b"),
+        "a yearly figure is not a monthly or one-off one ('annual leave' is a name, not this)",
+    ),
+    Qualifier(
+        "weekly",
+        _re(r"\b(?:weekly|per week|a week|each week|every week)\b"),
+        _re(r"\bweek"),
+        "a weekly figure is not a daily or yearly one",
+    ),
+    Qualifier(
+        "daily",
+        _re(r"\b(?:daily|per day|a day|each day|every day)\b"),
+        _re(r"\b(?:day|daily)\b"),
+        "a daily rate is not a trip's total",
+    ),
+    Qualifier(
+        "per pay period",
+        _re(r"\b(?:per|each|every) pay ?period\b"),
+        _re(r"\bpay ?periods?\b"),
+        "payroll figures are given per pay period",
+    ),
+    Qualifier(
+        "part-time",
+        _re(r"\bpart[- ]?time(?:rs?)?\b"),
+        _re(r"\bpart[- ]?time"),
+        "part-time rules differ from full-time ones",
+    ),
+    Qualifier(
+        "full-time",
+        _re(r"\bfull[- ]?time(?:rs?)?\b"),
+        _re(r"\bfull[- ]?time"),
+        "full-time rules differ from part-time ones",
+    ),
+    Qualifier(
+        "first and last day",
+        _re(r"\b(?:first|last) (?:and (?:first|last) )?days?\b"),
+        _re(r"\b(?:first|last) (?:and (?:first|last) )?days?\b"),
+        "travel and leave rules often treat the first and last day apart",
+    ),
+)
+
+# --- Span finding (agent/language/spans.py).
+
+# Nouns naming who does something in an organisation: "who approves X?" is answered by
+# "your supervisor" as often as by a name.
+ROLE_NOUNS = frozenset(
+    """supervisor supervisors manager managers director directors lead leads coordinator
+    coordinators officer officers approver approvers administrator administrators admin
+    admins specialist specialists team teams chief head owner owners staff liaison
+    representative representatives assistant assistants advisor advisors adviser
+    counsel ombudsman steward stewards sponsor sponsors buddy mentor committee board
+    desk hr""".split()
+)
+# Words before a role noun that belong to the role ("immediate supervisor").
+ROLE_MODIFIERS = frozenset(
+    """immediate direct first-line second-line line hiring program project product team
+    your their the an a his her business unit division branch office travel payroll
+    finance security operations people talent""".split()
+)
+# Nouns that make a capitalised phrase an organisation ("Office of Personnel Management").
+ORGANISATION_NOUNS = frozenset(
+    """office agency administration department division service services center centre
+    bureau committee council commission board team group unit branch program programme
+    company corporation inc llc ltd university institute foundation association union
+    ministry directorate authority""".split()
+)
+# Verbs a step of a procedure opens with ("Submit the form", "Email your supervisor").
+ACTION_VERBS = frozenset(
+    """submit fill complete email send go visit open click select log sign request ask
+    contact enter use add create book file make call post message update set follow read
+    review check find talk attach upload download register apply notify tell let bring
+    print return cancel reach schedule choose pick get put write record mark forward
+    share turn install join enroll enrol save copy start change go fill take keep
+    provide include approve note obtain confirm list""".split()
+)
+# Time units: "12 weeks", "3 business days", "two pay periods" are durations.
+TIME_UNITS = (
+    r"(?:(?:business|calendar|working|work|consecutive) )?(?:seconds?|minutes?|hours?|"
+    r"days?|weeks?|months?|years?|pay ?periods?|quarters?|semesters?|terms?|shifts?)"
+)
+MONTHS = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|"
+    r"Sep(?:t(?:ember)?)?|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)"
+)
+WEEKDAYS = r"(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day"
+NUMBER_WORDS = (
+    r"(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+    r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
+    r"sixty|seventy|eighty|ninety|hundred|thousand|half|a dozen)"
+)
+# Words before a number that belong to the answer ("up to 24 credit hours").
+NUMBER_LEADS = (
+    r"(?:(?:up to|at least|at most|no more than|no less than|no fewer than|more than|"
+    r"less than|fewer than|over|under|about|approximately|around|roughly|a maximum of|"
+    r"a minimum of|maximum of|minimum of|a total of|an additional|another)\s+)"
+)
+# Clause words that give a yes/no question its answer ("requires", "may not", "are
+# eligible"): a sentence without one states no yes or no.
+POLARITY = re.compile(
+    r"\b(?:must|may|can|cannot|can't|could|should|shall|will|won't|not|no|never|only|"
+    r"required?|requires|need|needs|allowed|permitted|eligible|ineligible|entitled|"
+    r"prohibited|forbidden|mandatory|optional|yes|are|is|counts?|covers?|includes?|"
+    r"does|do|don't|doesn't|isn't|aren't)\b",
+    re.I,
+)
+# What introduces a reason ("because", "so that").
+CAUSE = re.compile(
+    r"\b(?:because|due to|so that|in order to|to ensure|to make sure|since|as a result|"
+    r"caused|led to|the reason|therefore|thus|so)\b",
+    re.I,
+)
+# What introduces a definition ("X is …", "X means …", "X stands for …").
+DEFINES = re.compile(
+    r"\b(?:is|are|was|were|means|mean|refers to|refer to|stands for|stand for|is defined as|"
+    r"is short for|is called|are called|is used (?:to|for)|describes)\s+",
+    re.I,
+)
+
+# Narrower kinds of number and time: a question that says which kind wants a span of that
+# kind. Each: (the question asks, a span must match, why).
+REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
+    (
+        _re(r"\b(?:percent|percentage|%)"),
+        _re(r"%|\bpercent"),
+        "a percentage is not a count: 'what percentage' is not answered by '1'",
+    ),
+    (
+        _re(r"\b(?:what|which|at what) time\b"),
+        _re(r"\d\s?[ap]\.?m\b|\d:\d\d|\bnoon\b|\bmidnight\b|o'clock"),
+        "a time of day is a clock time, not 'today' or a duration",
+    ),
+    (
+        _re(
+            r"\b(?:cost|costs|price|budget|fee|fees|salary|billing rate|hourly rate|"
+            r"how much money|dollars?|reimburse\w*|per diem)\b"
+        ),
+        _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b"),
+        "an amount of money is written with its currency",
+    ),
+)

@@ -1,0 +1,369 @@
+"""The answer inside a quote: a span of the type the question asks for, not in the question.
+
+"How many credit hours can I have banked?" is answered by "up to 24 credit hours", not by a
+sentence that merely speaks of credit hours; a quote holds the answer only if such a span
+is in it. Spans are found by shallow, general patterns (numbers with their units, dates
+and durations, capitalised names and roles, emails, links and channels, the verb a step
+opens with, the complement of "X is …"), and always cut from the quote itself, so the
+span a reply leads with is as verbatim as the quote. `constraints_met` checks the
+question's qualifiers ("monthly", "maximum", "part-time") against the quote's context.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from agent.language.questions import AnswerType
+from agent.language.rules import (
+    ACTION_VERBS,
+    CAUSE,
+    DEFINES,
+    MONTHS,
+    NUMBER_LEADS,
+    NUMBER_WORDS,
+    ORGANISATION_NOUNS,
+    POLARITY,
+    QUALIFIERS,
+    REFINEMENTS,
+    ROLE_MODIFIERS,
+    ROLE_NOUNS,
+    TIME_UNITS,
+    WEEKDAYS,
+    Qualifier,
+)
+from store.text_forms import MARKDOWN_LINK, fold
+
+_WORD = re.compile(r"[\w’'-]+")
+_MAX_WORDS = 25  # a longer span is a passage, not an answer; lists excepted
+_NUMERAL = (
+    r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|k)\b)?|"
+    r"\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9])"  # "18F" and "P2" are names, not numbers
+)
+_NOT_UNIT = (
+    r"(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per|into|from|with|by|when|until|"
+    r"after|before|that|which|you|your|we|our|it|they|their|there|will|can|may|must|"
+    r"should|be|was|were|has|have|had|each|every|this|these|those|than|as)"
+)
+_NUMBER = re.compile(
+    # "one of our teams" names a member, not a quantity
+    rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b(?!\s+of\b))"
+    r"(?:\s?(?:%|percent\b|percentage points?\b))?"
+    r"(?:\s*\([^()\n]{1,30}\))?"  # "13 days (104 hours)"
+    # its unit, up to four words ("56 more annual leave hours"), not the clause after it
+    rf"(?:[ \t]+(?!{_NOT_UNIT}\b)[a-z][\w-]*){{0,4}}"
+    r"(?:\s*\([^()\n]{1,30}\))?"
+    r"(?:[ \t]+(?:per|a|an|each|every|of)[ \t]+(?:(?:the|your|their|its)[ \t]+)?[\w-]+"
+    r"(?:[ \t]+(?!(?:and|or|to|of|in|on|at|for|the|if|is|are)\b)[a-z][\w-]*)?)?",
+    re.I,
+)
+_DATE = re.compile(
+    rf"\b(?:{WEEKDAYS}s?(?:,?\s+{MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?)?|"
+    rf"{MONTHS}\.?\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?|"
+    rf"\d{{1,2}}(?:st|nd|rd|th)?\s+(?:of\s+)?{MONTHS}(?:\s+\d{{4}})?|"
+    rf"{MONTHS}\s+\d{{4}}|"
+    r"\d{4}-\d{2}-\d{2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?|"
+    r"\d{1,2}(?::\d{2})?\s?(?:[ap]\.?m\.?)(?=\W|$)|\d{1,2}:\d{2}|noon|midnight|"
+    # a duration or a deadline relative to something ("within 3 business days of")
+    rf"(?:(?:within|after|before|for|up to|at least|every|each|by|until)\s+)?"
+    rf"(?:\d+|{NUMBER_WORDS}|a|an)(?:\s*\(\d+\))?[\s-]+{TIME_UNITS}"
+    r"(?:\s+(?:after|before|of|from|prior to|following|in advance)(?:\s+[\w'-]+){1,3})?|"
+    r"(?:the\s+)?(?:end|start|beginning|close) of (?:the |each |every |your )?(?:[\w-]+\s+)?"
+    r"(?:day|week|month|year|quarter|pay ?period|leave year|fiscal year|business day)|"
+    r"(?:every|each) (?:other )?(?:day|week|month|year|pay ?period)|"
+    r"(?:daily|weekly|biweekly|monthly|quarterly|annually|yearly|immediately|"
+    r"today|tomorrow|yesterday)|"
+    r"(?:1[5-9]\d{2}|20\d{2})(?:s)?|"
+    # years of an era, as histories write them
+    r"\d{1,4}\s?(?:BC|BCE|AD|CE))(?:\b|(?<=\.))",
+    re.I,
+)
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+_URL = re.compile(r"https?://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"]")
+_CHANNEL = re.compile(r"(?<![\w&])#[a-z0-9][\w.-]*[a-z0-9]", re.I)
+_HANDLE = re.compile(r"(?<![\w.])@[\w.-]*\w")
+_PHONE = re.compile(r"(?<!\w)\+?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\w)")
+_LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$", re.M)
+_CAPITALISED = re.compile(
+    r"(?:[A-Z][\w’'.&-]*|\d+[A-Z][\w-]*)(?:\s+(?:(?:of|the|for|and|de|la|von|van|&)\s+)*"
+    r"(?:[A-Z][\w’'.&-]*|\d+[A-Z]?\w*))*"
+)
+_CLAUSE_BREAK = re.compile(r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|\.\s|\n)\s*")
+# Capitalised words that are not names when they open a sentence or stand alone.
+_COMMON = frozenset(
+    """a an the this that these those it its he she they we you i his her their our your
+    in on at of for to from by with and or but if when where while after before as during
+    there here what which who how why however also some many most all any each one two
+    first second new other such no yes not please note see if once then for example""".split()
+)
+
+
+def find_span(quote: str, kind: AnswerType, question: str) -> str:
+    """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
+    asked = {fold(w) for w in _WORD.findall(question)}
+    wanted = [s for q, s, _why in REFINEMENTS if q.search(question)]
+    for finder in _FINDERS.get(kind, (_entity,)):
+        for span in finder(quote, question):
+            span = span.strip(" ,;:—–-")
+            short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
+            refined = all(w.search(span) for w in wanted)
+            if span and _new(span, asked) and short and refined:
+                return span
+    return ""
+
+
+def unmet_qualifiers(question: str, context: str) -> list[Qualifier]:
+    """The qualifiers `question` carries that `context` (the sentence, its heading path and
+    its document's title) does not say."""
+    return [q for q in QUALIFIERS if q.asked.search(question) and not q.met.search(context)]
+
+
+def constraints_met(question: str, context: str) -> bool:
+    return not unmet_qualifiers(question, context)
+
+
+def _new(span: str, asked: set[str]) -> bool:
+    """The span says something the question does not: a word of it is not asked."""
+    words = [fold(w) for w in _WORD.findall(span)]
+    content = [w for w in words if w not in _COMMON]
+    return any(w not in asked for w in content or words)
+
+
+# --- finders, each yielding candidate spans in the quote's order -------------------------
+
+Finder = Callable[[str, str], Sequence[str]]
+
+
+def _numbers(quote: str, question: str) -> list[str]:
+    found = [m.group() for m in _NUMBER.finditer(quote) if not _list_marker(quote, m)]
+    # A span that shares a unit word with the question ("credit hours") comes first.
+    asked = {fold(w) for w in _WORD.findall(question)}
+
+    def rank(span: str) -> int:
+        words = {fold(w) for w in _WORD.findall(span) if not any(c.isdigit() for c in w)}
+        return -len(words & asked)
+
+    return sorted(found, key=rank)
+
+
+def _list_marker(quote: str, match: re.Match[str]) -> bool:
+    """ "1." opening a list item is a marker, not a number."""
+    before = quote[: match.start()].rsplit("\n", 1)[-1]
+    return not before.strip() and bool(re.match(r"\d+[.)]\s", quote[match.start() :]))
+
+
+def _dates(quote: str, question: str) -> list[str]:
+    return [m.group() for m in _DATE.finditer(quote)]
+
+
+def _contacts(quote: str, question: str) -> list[str]:
+    found: list[tuple[int, str]] = []
+    for pattern in (_EMAIL, _CHANNEL, _HANDLE, _PHONE):
+        found += [(m.start(), m.group()) for m in pattern.finditer(quote)]
+    found += [(m.start(), m.group(1)) for m in MARKDOWN_LINK.finditer(quote) if m.group(1)]
+    linked = MARKDOWN_LINK.sub(" ", quote)
+    found += [(m.start(), m.group()) for m in _URL.finditer(linked)]
+    return [span for _, span in sorted(found)]
+
+
+def _names(quote: str, question: str) -> list[str]:
+    """Capitalised phrases that are not a sentence's opening word alone."""
+    plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
+    found = []
+    for match in _CAPITALISED.finditer(plain):
+        phrase = match.group().strip(" .")
+        words = phrase.split()
+        while words and words[0].casefold() in _COMMON:
+            words = words[1:]
+        if not words:
+            continue
+        before = plain[: match.start()].rstrip()
+        opening = not before or before[-1] in ".:!?\n-*#>"
+        if len(words) == 1 and opening and not words[0].isupper():
+            continue  # a sentence's capitalised first word
+        found.append(" ".join(words))
+    return found
+
+
+def _roles(quote: str, question: str) -> list[str]:
+    """Role phrases ("your immediate supervisor", "the Business Unit Director"), a pair
+    joined by "and"/"or" kept whole."""
+    tokens = list(re.finditer(r"[\w’'-]+", quote))
+    spans: list[tuple[int, int]] = []
+    for i, token in enumerate(tokens):
+        if token.group().casefold() not in ROLE_NOUNS:
+            continue
+        start = i
+        while start > 0 and i - start < 3:
+            word = tokens[start - 1].group()
+            if word.casefold() in ROLE_MODIFIERS or word[:1].isupper():
+                start -= 1
+            else:
+                break
+        spans.append((tokens[start].start(), token.end()))
+    joined: list[tuple[int, int]] = []
+    for start, end in spans:
+        if joined and re.fullmatch(r",?\s+(?:and|or)\s+|,\s+", quote[joined[-1][1] : start]):
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+    return [quote[a:b] for a, b in joined]
+
+
+def _organisations(quote: str, question: str) -> list[str]:
+    return [
+        n
+        for n in _names(quote, question)
+        if n.isupper() or any(w.casefold() in ORGANISATION_NOUNS for w in n.split())
+    ]
+
+
+def _places(quote: str, question: str) -> list[str]:
+    where = re.finditer(
+        r"\b(?:in|at|on|from|to|via|through|under)\s+((?:the\s+)?(?:[\w’'-]+\s+){0,3}"
+        r"(?:page|site|website|portal|app|folder|drive|tab|form|system|channel|office|room|"
+        r"floor|building|wiki|handbook|repository|repo|tool|menu|section|directory))\b",
+        quote,
+        re.I,
+    )
+    return [*_contacts(quote, question), *_names(quote, question), *(m.group(1) for m in where)]
+
+
+def _polar(quote: str, question: str) -> list[str]:
+    """The clause stating the yes or the no: the one with a polarity word, most of the
+    question's words first."""
+    asked = {fold(w) for w in _WORD.findall(question)}
+    clauses = [c for c in _CLAUSE_BREAK.split(quote) if c and POLARITY.search(c)]
+    return sorted(clauses, key=lambda c: -len({fold(w) for w in _WORD.findall(c)} & asked))
+
+
+def _steps(quote: str, question: str) -> list[str]:
+    """The lead-in of a list of steps, or the clause a step's verb opens."""
+    found = []
+    if _LIST_ITEM.search(quote):
+        found.append(quote.strip())  # the steps or items, quoted with their lead-in
+    for clause in _CLAUSE_BREAK.split(quote):
+        words = clause.split()
+        for i, word in enumerate(words[:8]):
+            bare = word.strip("*_`“”\"'(").casefold()
+            before = " ".join(words[max(0, i - 3) : i]).casefold()
+            imperative = i == 0 or re.search(
+                r"(?:you|to|please|must|should|can|will|need to|then|first|,)$", before
+            )
+            if bare in ACTION_VERBS and imperative:
+                found.append(" ".join(words[i:]))
+                break
+    return found
+
+
+def _items(quote: str, question: str) -> list[str]:
+    listed = [quote.strip()] if _LIST_ITEM.search(quote) else []
+    series = re.findall(
+        r"(?:[\w’'-]+(?:\s+[\w’'-]+){0,3},\s+){1,}(?:and|or)\s+[\w’'-]+(?:\s+[\w’'-]+){0,3}",
+        quote,
+    )
+    return [*listed, *series]
+
+
+def _definitions(quote: str, question: str) -> list[str]:
+    asked = {fold(w) for w in _WORD.findall(question)}
+    # "TK (to come)": an expansion right after the word asked about comes first.
+    found = [
+        m.group(2)
+        for m in re.finditer(r"([\w’'-]+)\s*\(([^()\n]{2,60})\)", quote)
+        if fold(m.group(1)) in asked
+    ]
+    for clause in re.split(r"(?<=[.!?])\s+", quote):
+        match = DEFINES.search(clause)
+        if match:
+            found.append(_CLAUSE_BREAK.split(clause[match.end() :])[0])
+    found += re.findall(r"\(([^()\n]{3,60})\)", quote)  # "TK (to come)"
+    found += [line.split(":", 1)[1] for line in quote.splitlines() if ":" in line[:40]]
+    return found
+
+
+def _reasons(quote: str, question: str) -> list[str]:
+    return [quote[m.start() :].split(".")[0] for m in CAUSE.finditer(quote)]
+
+
+def _entity(quote: str, question: str) -> list[str]:
+    return [
+        *_items(quote, question),
+        *_numbers(quote, question),
+        *_dates(quote, question),
+        *_contacts(quote, question),
+        *_names(quote, question),
+        *_definitions(quote, question),
+        *_steps(quote, question),
+    ]
+
+
+_FINDERS: dict[str, tuple[Finder, ...]] = {
+    "number": (_numbers,),
+    "date": (_dates,),
+    "person": (_roles, _names, _contacts),
+    "organisation": (_organisations, _roles, _names),
+    "place": (_places,),
+    "contact": (_contacts, _roles, _names),
+    "yes_no": (_polar,),
+    "procedure": (_steps, _contacts),
+    "list": (_items, _steps, _names),
+    "definition": (_definitions, _numbers),
+    "reason": (_reasons,),
+    "entity": (_entity,),
+}
+
+
+# What a gap sentence says is missing, per answer type.
+_MISSING: dict[str, str] = {
+    "number": "number or amount",
+    "date": "date, time or period",
+    "person": "person or role",
+    "organisation": "organisation",
+    "place": "place or link",
+    "contact": "email, link or channel",
+    "yes_no": "clear yes or no",
+    "procedure": "steps",
+    "list": "list",
+    "definition": "definition",
+    "reason": "reason",
+    "entity": "direct answer",
+}
+
+
+def gap_sentence(question: str, kind: AnswerType, title: str, quote: str) -> str:
+    """One plain sentence saying what the best source found lacks ("“Transit subsidy”
+    mentions the transit subsidy but gives no monthly maximum.")."""
+    found = [(m.start(), q.name) for q in QUALIFIERS if (m := q.asked.search(question))]
+    asked = [name for _, name in sorted(found)]  # in the question's order
+    need = " ".join(asked) if asked else _MISSING.get(kind, "direct answer")
+    topic = _shared_words(question, quote) or "the topic"
+    return f"“{title}” mentions {topic} but gives no {need}."
+
+
+def _shared_words(question: str, quote: str) -> str:
+    """The longest run of the question's words that the quote also has, in its wording."""
+    words = _WORD.findall(question)
+    said = {fold(w) for w in _WORD.findall(quote)}
+    best: list[str] = []
+    run: list[str] = []
+    for word in [*words, ""]:
+        if word and fold(word) in said:
+            run.append(word)
+            continue
+        content = [w for w in run if fold(w) not in _COMMON]
+        if content and len(run) > len(best):
+            best = run
+        run = []
+    while best and fold(best[0]) in _FUNCTION_WORDS:
+        best = best[1:]
+    while best and fold(best[-1]) in _FUNCTION_WORDS:
+        best = best[:-1]
+    return " ".join(best)
+
+
+# Words a topic neither opens nor ends with ("… mentions credit hours can" reads wrong).
+_FUNCTION_WORDS = _COMMON | frozenset(
+    """is are was were be do does did can could should would will may might must have has
+    had need needs to really actually just get got i me my we us our""".split()
+)

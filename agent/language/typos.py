@@ -1,0 +1,55 @@
+"""Question words as the documents spell them: a typo ("hourz", "reimbursment") is matched
+to the word of the passages read that is one or two edits away, before coverage is judged.
+
+Only words the passages do not have are corrected, only to a word they do have, and only
+when one candidate is closest: a correct rare word is never replaced, and a tie is left
+alone rather than guessed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+
+
+def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, str]:
+    """`{typo: word}` for each of `words` not in `vocabulary` with one closest word in it
+    (one edit for words of up to 5 letters, two beyond; digits and short words never)."""
+    found = {}
+    for word in words:
+        if word in vocabulary or len(word) < 4 or any(c.isdigit() for c in word):
+            continue
+        limit = 1 if len(word) <= 5 else 2
+        best: list[str] = []
+        best_distance = limit + 1
+        for candidate in vocabulary:
+            if abs(len(candidate) - len(word)) > limit or candidate[:1] != word[:1]:
+                continue  # a typo rarely hits the first letter; this keeps the scan cheap
+            distance = edit_distance(word, candidate, limit)
+            if distance < best_distance:
+                best, best_distance = [candidate], distance
+            elif distance == best_distance:
+                best.append(candidate)
+        if len(best) == 1:
+            found[word] = best[0]
+    return found
+
+
+def edit_distance(a: str, b: str, limit: int) -> int:
+    """Levenshtein distance with transpositions counted as one edit, or `limit + 1` once it
+    is sure to exceed `limit`."""
+    previous2: list[int] = []
+    previous = list(range(len(b) + 1))
+    for i, ca in enumerate(a, start=1):
+        current = [i] + [0] * len(b)
+        for j, cb in enumerate(b, start=1):
+            current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (ca != cb))
+            if i > 1 and j > 1 and ca == b[j - 2] and a[i - 2] == cb:
+                current[j] = min(current[j], previous2[j - 2] + 1)
+        if min(current) > limit:
+            return limit + 1
+        previous2, previous = previous, current
+    return previous[-1] if previous[-1] <= limit else limit + 1
+
+
+def apply(words: Iterable[str], fixes: Mapping[str, str]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys(fixes.get(w, w) for w in words))

@@ -1,0 +1,169 @@
+"""The answer inside a quote: a span of the asked type, not in the question, its qualifiers
+met; else a gap said in one sentence (agent/language/spans.py, agent/language/typos.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.language.questions import answer_type
+from agent.language.spans import constraints_met, find_span, gap_sentence
+from agent.language.typos import corrections, edit_distance
+
+
+@pytest.mark.parametrize(
+    ("question", "quote", "kind", "span"),
+    [
+        (
+            "how many credit hours can I have banked at once?",
+            "You may carry over up to 24 credit hours into the next pay period.",
+            "number",
+            "up to 24 credit hours",
+        ),
+        (
+            "How much sick leave can I use for bereavement?",
+            "You can use up to 13 days (104 hours) per year of sick leave for bereavement.",
+            "number",
+            "up to 13 days (104 hours) per year",
+        ),
+        (
+            "What percentage does the agency match on retirement contributions?",
+            "The agency matches contributions up to 5% of your basic pay.",
+            "number",
+            "up to 5% of your basic pay",
+        ),
+        (
+            "When is my timesheet due?",
+            "Timesheets are due by 5 p.m. on the last Friday of each pay period.",
+            "date",
+            "5 p.m.",
+        ),
+        (
+            "How soon after the trip must I file the voucher?",
+            "File your voucher within 5 business days of returning.",
+            "date",
+            "within 5 business days of returning",
+        ),
+        (
+            "need about 3 weeks of LWOP, whose approval do I need?",
+            "LWOP needs approval from your immediate supervisor and Business Unit Director.",
+            "person",
+            "your immediate supervisor and Business Unit Director",
+        ),
+        (
+            "Which office runs the travel card program?",
+            "Travel cards are issued by the Office of Travel Services.",
+            "organisation",
+            "Office of Travel Services",
+        ),
+        (
+            "What's the email for travel questions?",
+            "Send travel questions to travel@example.gov or ask in #admins-travel.",
+            "contact",
+            "travel@example.gov",
+        ),
+        (
+            "Can I telework without approval?",
+            "Telework requires supervisor approval.",
+            "yes_no",
+            "Telework requires supervisor approval.",
+        ),
+        (
+            "How do I cancel a leave request?",
+            "Cancel an absence request when you no longer wish to use any leave.",
+            "procedure",
+            "Cancel an absence request when you no longer wish to use any leave.",
+        ),
+        (
+            "what does TK mean in a draft doc?",
+            "Write TK (to come) where content is still missing.",
+            "definition",
+            "to come",
+        ),
+        (
+            "What can I use sick leave for?",
+            "You can use Sick Leave for:\n\n- Mental health care\n- Doctor appointments",
+            "entity",
+            "You can use Sick Leave for:\n\n- Mental health care\n- Doctor appointments",
+        ),
+    ],
+)
+def test_a_quote_holding_an_answer_of_the_asked_type_leads_with_it(
+    question: str, quote: str, kind: str, span: str
+) -> None:
+    assert answer_type(question) == kind
+    assert find_span(quote, answer_type(question), question) == span
+
+
+@pytest.mark.parametrize(
+    ("question", "quote"),
+    [
+        # on topic, but no amount
+        (
+            "What is the monthly maximum for the transit subsidy?",
+            "The transit subsidy helps pay for commuting by train or bus.",
+        ),
+        # the only number is the question's own
+        ("Is 3 weeks of LWOP allowed?", "3 weeks"),
+        # no date or duration at all
+        ("When does award leave expire?", "Award leave is granted by your supervisor."),
+        # no person, role or name
+        ("Who approves my timesheet?", "timesheets are approved every pay period."),
+        # no email, link or channel
+        ("What's the email for travel questions?", "Travel questions are answered quickly."),
+        # a count for a percentage, a day for a clock time, a number for money
+        ("What percentage does the agency match?", "There is 1 match per employee."),
+        ("What time does orientation start?", "Orientation starts today."),
+        ("What is the hourly billing rate?", "We bill 8 hours a day."),
+        # a number inside a name is no number
+        ("How many people work at 18F?", "18F is an office."),
+        # "one of" picks a member, it counts nothing
+        ("How many projects can a manager handle?", "Managers lead one of our teams."),
+    ],
+)
+def test_a_quote_without_an_answer_of_the_asked_type_holds_no_span(
+    question: str, quote: str
+) -> None:
+    assert find_span(quote, answer_type(question), question) == ""
+
+
+def test_a_qualifier_of_the_question_must_be_met_in_the_quote_its_heading_or_its_title() -> None:
+    question = "What is the monthly maximum for the transit subsidy?"
+    assert not constraints_met(question, "The transit subsidy pays $300 per trip.")
+    assert not constraints_met(question, "The transit subsidy is at most $300.")
+    assert constraints_met(question, "The transit subsidy pays up to $300 per month.")
+    # the heading path counts as context too
+    assert constraints_met(question, "Up to $300.\nBenefits > Transit subsidy (monthly)")
+    part_time = "How much annual leave do part-time employees earn?"
+    assert not constraints_met(part_time, "Employees earn 4 hours per pay period.")
+    assert constraints_met(part_time, "Part-time employees earn 1 hour for every 20 hours.")
+
+
+def test_a_gap_is_said_in_one_plain_sentence() -> None:
+    question = "What is the monthly maximum for the transit subsidy?"
+    sentence = gap_sentence(
+        question,
+        answer_type(question),
+        "Transit benefits",
+        "The transit subsidy helps pay for commuting by train or bus.",
+    )
+    assert sentence == "“Transit benefits” mentions transit subsidy but gives no monthly maximum."
+    when = "When does award leave expire?"
+    assert gap_sentence(when, answer_type(when), "Leave", "Award leave is granted.") == (
+        "“Leave” mentions award leave but gives no date, time or period."
+    )
+
+
+def test_a_typo_is_matched_to_the_one_word_of_the_passages_an_edit_or_two_away() -> None:
+    vocabulary = frozenset({"reimburs", "voucher", "credit", "hour", "accru", "account"})
+    assert corrections(["reimbur", "vouchr", "credit", "acrue"], vocabulary) == {
+        "reimbur": "reimburs",
+        "vouchr": "voucher",
+        "acrue": "accru",
+    }
+    # short words and ties are left alone, not guessed
+    assert corrections(["hor", "acount"], frozenset({"hour", "account", "amend"})) == {
+        "acount": "account"
+    }
+    assert corrections(["acount"], frozenset({"account", "amount"})) == {}
+    assert corrections(["cat"], frozenset({"cap", "car"})) == {}
+    assert edit_distance("vouchre", "voucher", 2) == 1  # a transposition is one edit

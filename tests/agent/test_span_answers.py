@@ -1,0 +1,96 @@
+"""Span answers through the whole loop on a few handbook-style pages: a found span leads,
+a missing one is a gap with its sentence; a question naming both words of an opposite
+pair, a yes/no question with a negation, and a question with a typo all find their
+answer."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from jobs.documents import SourceDocument, StaticSource
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, all_quotes_stored, built, drop, indexed_database
+
+PAGES = [
+    SourceDocument(
+        uri="hr-links.md",
+        title="HR Links",
+        url="https://kb.test/hr-links",
+        text="# HR Links\n\n## Editing and canceling a leave request\n\n"
+        "Edit an absence request when you want to change the number of hours you take. "
+        "Cancel an absence request when you no longer wish to use any leave for the days.",
+    ),
+    SourceDocument(
+        uri="telework.md",
+        title="Telework",
+        url="https://kb.test/telework",
+        text="# Telework\n\nTelework requires supervisor approval. "
+        "Telework agreements are reviewed every year.",
+    ),
+    SourceDocument(
+        uri="transit.md",
+        title="Transit benefits",
+        url="https://kb.test/transit",
+        text="# Transit benefits\n\nThe transit subsidy helps pay for commuting by train or "
+        "bus. Apply for the transit subsidy through the benefits portal.",
+    ),
+    SourceDocument(
+        uri="overtime.md",
+        title="Overtime and credit hours",
+        url="https://kb.test/overtime",
+        text="# Overtime and credit hours\n\nCredit hours are earned by working beyond your "
+        "schedule. You may carry over up to 24 credit hours into the next pay period.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+async def pages(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    dsn, name = await indexed_database(pg_server, embedder, StaticSource("hb", PAGES), "hb")
+    try:
+        async for result in built(dsn, embedder):
+            yield result
+    finally:
+        await drop(pg_server, name)
+
+
+async def test_a_number_found_in_the_quote_leads_the_answer_despite_a_typo(
+    pages: Built,
+) -> None:
+    answer = await pages.loop().answer("how many credt hourz can I carry over?")
+    assert not answer.escalate, answer.gaps
+    assert answer.claims[0].span == "up to 24 credit hours"
+    assert answer.citation(answer.claims[0].citation).title == "Overtime and credit hours"
+    assert await all_quotes_stored(pages.pool, answer)
+
+
+async def test_a_question_naming_both_words_of_an_opposite_pair_finds_its_answer(
+    pages: Built,
+) -> None:
+    answer = await pages.loop().answer("How do I cancel a leave request?")
+    assert not answer.escalate, answer.gaps
+    assert any(c.quote.startswith("Cancel an absence request") for c in answer.claims)
+
+
+async def test_a_yes_no_question_with_a_negation_is_answered_by_the_other_polarity(
+    pages: Built,
+) -> None:
+    answer = await pages.loop().answer("Can I telework without approval?")
+    assert not answer.escalate, answer.gaps
+    assert any("Telework requires supervisor approval." in c.quote for c in answer.claims)
+
+
+async def test_a_quote_on_topic_without_the_asked_amount_is_a_gap_said_plainly(
+    pages: Built,
+) -> None:
+    answer = await pages.loop().answer("What is the monthly maximum for the transit subsidy?")
+    assert answer.escalate
+    assert not any(c.span for c in answer.claims)
+    assert [g.detail for g in answer.gaps] == [
+        "“Transit benefits” mentions transit subsidy but gives no monthly maximum."
+    ]
