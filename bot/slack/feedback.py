@@ -6,10 +6,12 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.metrics import Metrics
+from bot.slack.click_checks import run_belongs_to_click
 from bot.slack.clicks import Click
-from bot.slack.notices import FEEDBACK_THANKS
+from bot.slack.notices import FEEDBACK_THANKS, NOT_THIS_MESSAGE
 from bot.slack.views import FeedbackCommentForm, feedback_comment_modal
 from store.feedback import FeedbackRepository
+from store.runs import RunRepository
 
 
 class FeedbackDesk:
@@ -18,14 +20,23 @@ class FeedbackDesk:
         *,
         client: AsyncWebClient,
         feedback: FeedbackRepository,
+        runs: RunRepository,
         metrics: Metrics | None = None,
     ) -> None:
         self._client = client
         self._feedback = feedback
+        self._runs = runs
         self._metrics = metrics
 
     async def vote(self, click: Click, *, vote: int) -> None:
         if click.run_id is None:
+            return
+        run = await self._runs.get(click.run_id)
+        if run is None or not run_belongs_to_click(run.origin, click):
+            if click.channel_id:
+                await self._client.chat_postEphemeral(
+                    channel=click.channel_id, user=click.user_id, text=NOT_THIS_MESSAGE
+                )
             return
         await self._feedback.vote(run_id=click.run_id, user_id=click.user_id, vote=vote)
         if self._metrics is not None:

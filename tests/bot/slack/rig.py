@@ -87,6 +87,12 @@ class FakeSlack:
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
         self.socket_frames: list[dict[str, Any]] = []
+        # Who is in which channel and user group (the escalation channels' experts: W333).
+        self.members: dict[str, list[str]] = {
+            "CESC": [BOT_USER, "W333"],
+            "CESCALATE": [BOT_USER, "W333"],
+        }
+        self.usergroups: dict[str, list[str]] = {"S0EXPERTS": ["W444"]}
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -253,6 +259,8 @@ class FakeSlack:
             "conversations.replies": self._replies,
             "conversations.history": self._history,
             "users.info": lambda p: payload("web_users.info.json"),
+            "conversations.members": self._members,
+            "usergroups.users.list": self._usergroup,
             "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
             "views.publish": lambda p: {"ok": True, "view": {"id": "V2", **p.get("view", {})}},
             "assistant.threads.setStatus": lambda p: {"ok": True},
@@ -305,6 +313,27 @@ class FakeSlack:
                 shown.pop("metadata", None)
             found.append(shown)
         return {"ok": True, "messages": found, "has_more": False}
+
+    def _members(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A channel's members, a page of `limit` at a time; the cursor is the next offset.
+        https://docs.slack.dev/reference/methods/conversations.members"""
+        if p.get("channel") not in self.members:
+            return {"ok": False, "error": "channel_not_found"}
+        start = int(p.get("cursor") or 0)
+        limit = int(p.get("limit") or 100)
+        members = self.members[p["channel"]]
+        more = start + limit < len(members)
+        return {
+            "ok": True,
+            "members": members[start : start + limit],
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _usergroup(self, p: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/usergroups.users.list"""
+        if p.get("usergroup") not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": self.usergroups[p["usergroup"]]}
 
     def _history(self, p: dict[str, Any]) -> dict[str, Any]:
         """The channel's top-level messages, newest first, as Slack lists them."""
