@@ -312,7 +312,16 @@ class FakeSlack:
             if not with_metadata:
                 shown.pop("metadata", None)
             found.append(shown)
-        return {"ok": True, "messages": found, "has_more": False}
+        # Oldest first, `limit` at a time (default 1,000); the cursor is the next offset.
+        # https://docs.slack.dev/reference/methods/conversations.replies
+        start, limit = int(p.get("cursor") or 0), int(p.get("limit") or 1000)
+        more = start + limit < len(found)
+        return {
+            "ok": True,
+            "messages": found[start : start + limit],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
 
     def _members(self, p: dict[str, Any]) -> dict[str, Any]:
         """A channel's members, a page of `limit` at a time; the cursor is the next offset.
