@@ -24,7 +24,7 @@ import copy
 import json
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,6 +86,9 @@ class FakeSlack:
         self.hooks: list[Call] = []
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
+        # Awaited as a call to the method arrives, before it is answered (to look at the
+        # bot's database at that moment, say).
+        self.on_call: dict[str, Callable[[Call], Awaitable[None]]] = {}
         self.socket_frames: list[dict[str, Any]] = []
         # Who is in which channel and user group (the escalation channels' experts: W333).
         self.members: dict[str, list[str]] = {
@@ -201,6 +204,8 @@ class FakeSlack:
         elif raw:
             params.update({k: _decode(v) for k, v in parse_qsl(raw.decode())})
         call = Call(method, params, dict(request.headers), raw)
+        if method in self.on_call:
+            await self.on_call[method](call)
         await self._record(call)
         if self.scripted[method]:
             scripted = self.scripted[method].popleft()
