@@ -297,11 +297,14 @@ class FakeSlack:
         return {"ok": True, "channel": p["channel"], "ts": ts, "message": message}
 
     def _update(self, p: dict[str, Any]) -> dict[str, Any]:
-        for message in self.messages[p["channel"]]:
-            if message["ts"] == p["ts"]:
-                message.update(text=p.get("text", ""), blocks=p.get("blocks") or [])
-                if p.get("metadata"):
-                    message["metadata"] = p["metadata"]
+        """https://docs.slack.dev/reference/methods/chat.update: an unknown ts is an error."""
+        found = [m for m in self.messages[p["channel"]] if m["ts"] == p["ts"]]
+        if not found:
+            return {"ok": False, "error": "message_not_found"}
+        for message in found:
+            message.update(text=p.get("text", ""), blocks=p.get("blocks") or [])
+            if p.get("metadata"):
+                message["metadata"] = p["metadata"]
         return {"ok": True, "channel": p["channel"], "ts": p["ts"], "text": p.get("text", "")}
 
     def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
