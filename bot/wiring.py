@@ -444,7 +444,9 @@ def compose_slack(
             index_collection=index_collection,
             metrics=metrics,
         ),
-        feedback=FeedbackDesk(client=client, feedback=FeedbackRepository(pool), metrics=metrics),
+        feedback=FeedbackDesk(
+            client=client, feedback=FeedbackRepository(pool), runs=runs, metrics=metrics
+        ),
         traces=TraceDesk(client=client, runs=runs, catalog=catalog, access=access),
         home=HomeDesk(
             client=client,

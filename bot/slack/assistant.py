@@ -24,7 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.config import Access
 from bot.slack.conversation import Asked, Conversation
-from bot.slack.mrkdwn import shorten
+from bot.slack.mrkdwn import escape, shorten
 from bot.slack.notices import ASSISTANT_GREETING
 from bot.slack.predicates import message_key, question_text
 from bot.slack.replies import AssistantReply
@@ -160,4 +160,5 @@ class AssistantDesk:
 
 
 def _title(question: str) -> str:
-    return question if len(question) <= TITLE_LENGTH else question[: TITLE_LENGTH - 1] + "…"
+    """The decoded question, cut and escaped once for the wire."""
+    return escape(shorten(question, TITLE_LENGTH))

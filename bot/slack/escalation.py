@@ -37,6 +37,7 @@ from bot.slack.blocks import (
     mark_escalated,
     resolved_escalation_message,
 )
+from bot.slack.click_checks import escalation_post_clicked, run_belongs_to_click
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.members import in_channel_thread, is_member, posted_in_thread
@@ -44,7 +45,9 @@ from bot.slack.notices import (
     ESCALATION_ELSEWHERE,
     ESCALATION_FAILED,
     ESCALATION_NOT_FOUND,
+    EXPERTS_ONLY,
     NOT_A_MEMBER,
+    NOT_THIS_MESSAGE,
     RUN_NOT_FOUND,
     added_to_knowledge,
     already_escalated,
@@ -89,6 +92,9 @@ class EscalationDesk:
         run = await self._runs.get(click.run_id) if click.run_id is not None else None
         if run is None or run.answer is None:
             await self._tell(click, RUN_NOT_FOUND)
+            return
+        if not run_belongs_to_click(run.origin, click):
+            await self._tell(click, NOT_THIS_MESSAGE)
             return
         answer = Answer.from_dict(run.answer)
         escalation = await self._open(click, run.id, answer, run.origin)
@@ -204,6 +210,9 @@ class EscalationDesk:
     async def resolve(self, click: Click) -> None:
         if click.escalation_id is None:
             return
+        found = await self._escalations.get(click.escalation_id)
+        if found is not None and not await self._on_its_post(click, found):
+            return
         escalation = await self._escalations.resolve(click.escalation_id, resolved_by=click.user_id)
         if escalation is None:
             await self._tell(click, ESCALATION_NOT_FOUND)
@@ -217,19 +226,56 @@ class EscalationDesk:
         if escalation is None or not click.trigger_id:
             await self._tell(click, ESCALATION_NOT_FOUND)
             return
+        if not await self._on_its_post(click, escalation):
+            return
         if not await self._may_answer(escalation, click.user_id):
-            await self._tell(click, NOT_A_MEMBER)
+            await self._tell(click, NOT_A_MEMBER if posted_in_thread(escalation) else EXPERTS_ONLY)
             return
         form = ExpertAnswerForm(
             escalation_id=escalation.id, run_id=escalation.run_id, question=escalation.question
         )
         await self._client.views_open(trigger_id=click.trigger_id, view=expert_answer_modal(form))
 
+    async def _on_its_post(self, click: Click, escalation: Escalation) -> bool:
+        """The click is on this escalation's post; otherwise say so and do nothing."""
+        if escalation_post_clicked(
+            post_channel_id=escalation.post_channel_id, post_ts=escalation.post_ts, click=click
+        ):
+            return True
+        await self._tell(click, NOT_THIS_MESSAGE)
+        return False
+
+    async def is_expert(self, user_id: str) -> bool:
+        """A member of the escalation channel or of the configured expert user group: the
+        only people whose answers are written into the knowledge base."""
+        if not user_id:
+            return False
+        group, channel = self._options.escalation_usergroup, self._options.escalation_channel
+        if group and user_id in await self._listed("usergroups.users.list", usergroup=group):
+            return True
+        return bool(channel) and user_id in await self._listed(
+            "conversations.members", channel=channel, limit=200
+        )
+
+    async def _listed(self, method: str, **args: object) -> set[str]:
+        """Every user id a members/users list returns, through all its pages; none when
+        Slack refuses (an unknown group, a channel the bot left): then nobody is let in."""
+        key = "users" if method.startswith("usergroups") else "members"
+        found: set[str] = set()
+        try:
+            async for page in await self._client.api_call(method, params=args):
+                found.update(page.get(key) or [])
+        except SlackApiError as exc:
+            log.warning("%s failed: %s", method, exc.response.get("error"))
+        return found
+
     async def expert_answer(self, *, escalation_id: int, expert_id: str, text: str) -> None:
         """Post the expert's answer to the asker, store it, and index it right away."""
         found = await self._escalations.get(escalation_id)
         if found is None or not await self._may_answer(found, expert_id):
-            return  # the form is only opened for members; a forged submission stores nothing
+            # The form opens only for those who may answer; a forged submission stores nothing.
+            log.warning("an expert answer from someone who may not answer was dropped")
+            return
         escalation = await self._escalations.resolve(
             escalation_id, resolved_by=expert_id, answer=text
         )
@@ -271,10 +317,10 @@ class EscalationDesk:
         )
 
     async def _may_answer(self, escalation: Escalation, user_id: str) -> bool:
-        """In a configured escalation channel anyone there may answer (today's behaviour);
-        a note in the asker's own thread, only that channel's members (conversations.members)."""
+        """A note in the asker's own thread: that channel's members (conversations.members);
+        a post in the configured escalation channel: the experts (its members or the group)."""
         if escalation.post_channel_id is None or not posted_in_thread(escalation):
-            return True
+            return await self.is_expert(user_id)
         try:
             return await is_member(self._client, escalation.post_channel_id, user_id)
         except SlackApiError as exc:

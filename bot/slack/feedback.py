@@ -3,13 +3,20 @@ modal for an optional comment."""
 
 from __future__ import annotations
 
+import logging
+
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.metrics import Metrics
+from bot.slack.click_checks import run_belongs_to_click
 from bot.slack.clicks import Click
-from bot.slack.notices import FEEDBACK_THANKS
+from bot.slack.notices import FEEDBACK_THANKS, NOT_THIS_MESSAGE
 from bot.slack.views import FeedbackCommentForm, feedback_comment_modal
 from store.feedback import FeedbackRepository
+from store.runs import RunRepository
+
+log = logging.getLogger(__name__)
 
 
 class FeedbackDesk:
@@ -18,24 +25,39 @@ class FeedbackDesk:
         *,
         client: AsyncWebClient,
         feedback: FeedbackRepository,
+        runs: RunRepository,
         metrics: Metrics | None = None,
     ) -> None:
         self._client = client
         self._feedback = feedback
+        self._runs = runs
         self._metrics = metrics
 
     async def vote(self, click: Click, *, vote: int) -> None:
         if click.run_id is None:
             return
+        run = await self._runs.get(click.run_id)
+        if run is None or not run_belongs_to_click(run.origin, click):
+            if click.channel_id:
+                await self._client.chat_postEphemeral(
+                    channel=click.channel_id, user=click.user_id, text=NOT_THIS_MESSAGE
+                )
+            return
+        # The modal first: its trigger_id expires 3 s after the click, the vote can wait.
+        opened = vote < 0 and bool(click.trigger_id)
+        if opened:
+            try:
+                await self._client.views_open(
+                    trigger_id=click.trigger_id,
+                    view=feedback_comment_modal(FeedbackCommentForm(run_id=click.run_id)),
+                )
+            except SlackApiError as exc:  # e.g. expired_trigger_id: the vote still counts
+                log.warning("comment modal not opened: %s", exc.response.get("error"))
+                opened = False
         await self._feedback.vote(run_id=click.run_id, user_id=click.user_id, vote=vote)
         if self._metrics is not None:
             self._metrics.voted(vote)
-        if vote < 0 and click.trigger_id:
-            await self._client.views_open(
-                trigger_id=click.trigger_id,
-                view=feedback_comment_modal(FeedbackCommentForm(run_id=click.run_id)),
-            )
-        elif click.channel_id:  # a click that shows nothing looks broken
+        if not opened and click.channel_id:  # a click that shows nothing looks broken
             await self._client.chat_postEphemeral(
                 channel=click.channel_id,
                 user=click.user_id,

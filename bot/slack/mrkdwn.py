@@ -86,11 +86,13 @@ def safe_url(url: str | None) -> str | None:
     return quoted if len(quoted) <= MAX_URL else None
 
 
-def link(url: str | None, label: str) -> str:
+def link(url: str | None, label: str, *, show_host: bool = False) -> str:
     """A Slack link to `url` showing `label`; just the escaped label when `url` is unsafe.
 
     A label that is itself another place is replaced by the target; a label that merely
-    mentions another place keeps its words and is followed by the target's host.
+    mentions another place keeps its words and is followed by the target's host, and so
+    is any label other than the URL itself with `show_host` (document text: a document
+    must not dress `evil.example` as "the HR portal").
     """
     target = safe_url(url)
     shown = clean(label).strip()
@@ -101,7 +103,8 @@ def link(url: str | None, label: str) -> str:
         shown = url if len(url) <= MAX_LABEL else url[: MAX_LABEL - 1] + ELLIPSIS
     words = [word.strip(".,;:!?()\"'“”") for word in shown.split()]
     mentioned = len(words) > 1 and any(_names_another_place(word, url) for word in words)
-    suffix = f" ({escape(_host(url) or url)})" if mentioned else ""
+    hidden = show_host and shown != url and _host(shown) != _host(url)
+    suffix = f" ({escape(_host(url) or url)})" if mentioned or hidden else ""
     return f"<{target}|{escape(shown).replace('|', '｜')}>{suffix}"
 
 
@@ -112,7 +115,8 @@ def inline(text: str) -> str:
     for match in _MARKDOWN_LINK.finditer(text):
         pieces.append(escape(text[done : match.start()]))
         label = "" if _CITATION_MARK.match(match[1].strip()) else match[1]
-        pieces.append(link(match[2], label))  # an empty label shows the target itself
+        # An empty label shows the target itself; any other shows the target's host too.
+        pieces.append(link(match[2], label, show_host=True))
         done = match.end()
     pieces.append(escape(text[done:]))
     return "".join(pieces)

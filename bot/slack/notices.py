@@ -31,6 +31,11 @@ ESCALATION_FAILED = (
 )
 EMPTY_EXPERT_ANSWER = "Write the answer to add to the knowledge base."
 FEEDBACK_THANKS = "Thanks, your feedback is recorded."
+NOT_THIS_MESSAGE = "That button doesn't belong to this message, so I did nothing."
+EXPERTS_ONLY = (
+    "Only the experts (members of the escalation channel or its user group) can add "
+    "answers to the knowledge base."
+)
 
 
 def asked_on_behalf(*, user_id: str, question: str) -> str:

@@ -14,6 +14,7 @@ from enum import Enum
 from typing import Any
 
 from bot.slack.followups import FollowUp, follow_up
+from bot.slack.incoming import decode
 
 Payload = Mapping[str, Any]
 
@@ -96,10 +97,11 @@ def mentions(text: str, user_id: str | None) -> bool:
 
 
 def question_text(text: str, *, bot_user_id: str | None) -> str:
-    """The message without the bot's mention, whitespace tidied."""
+    """The message as plain text (decoded once, see bot.slack.incoming) without the bot's
+    mention, whitespace tidied."""
     if bot_user_id:
         text = _MENTION.sub(lambda m: "" if m[1] == bot_user_id else m[0], text or "")
-    return " ".join((text or "").split())
+    return " ".join(decode(text or "").split())
 
 
 def route(
@@ -213,7 +215,7 @@ class CommandKind(Enum):
 
 def parse_kb_command(text: str, *, private_by_default: bool) -> tuple[CommandKind, str, bool]:
     """`/kb` text → (kind, question, private): `/kb`, `/kb help`, `/kb private <q>`, `/kb <q>`."""
-    words = (text or "").split()
+    words = decode(text or "").split()  # Slack escapes command text as it does messages
     if not words or (len(words) == 1 and words[0].lower() in ("help", "?")):
         return CommandKind.HELP, "", False
     if words[0].lower() == "private":

@@ -7,6 +7,12 @@ Block Kit. A `/kb` question the bot posted on the asker's behalf carries `kb_que
 and counts as the asker's turn. Other bot messages (placeholders, failures, the rest of
 a long answer) are skipped.
 
+Only the bot's own messages (`user` is the bot) are trusted with that metadata: another
+app, or a user token, can attach `kb_answer` / `kb_question` to its message, and must not
+put words in the asker's or the bot's mouth. A long thread is read page by page
+(`has_more` / `next_cursor`, oldest first as Slack lists replies), keeping only the newest
+messages, so a follow-up in a thread of hundreds of messages still sees the latest turns.
+
 Threads are cached for `ttl` seconds and the bot adds its own new turns to the cache,
 so a conversation of follow-ups costs one `conversations.replies` call per minute.
 """
@@ -14,7 +20,7 @@ so a conversation of follow-ups costs one `conversations.replies` call per minut
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,6 +35,8 @@ from store.runs import RunRepository
 
 ANSWER_EVENT = "kb_answer"
 QUESTION_EVENT = "kb_question"
+PAGE = 200  # conversations.replies' documented maximum page size is 1,000; 200 recommended
+MAX_PAGES = 25  # bounded work per thread: up to 5,000 replies read
 
 
 def answer_metadata(run_id: int | None) -> dict[str, Any]:
@@ -105,16 +113,8 @@ class ThreadHistory:
     async def _fetch(
         self, channel_id: str, thread_ts: str, before_ts: str, bot_user_id: str
     ) -> list[Turn]:
-        response = await self._client.conversations_replies(
-            channel=channel_id,
-            ts=thread_ts,
-            latest=before_ts,
-            inclusive=False,
-            include_all_metadata=True,
-            limit=100,
-        )
         turns: list[Turn] = []
-        for message in response.get("messages") or []:
+        for message in await self._newest(channel_id, thread_ts, before_ts):
             if message.get("ts") == before_ts:
                 continue
             turn = await self._turn(message, bot_user_id)
@@ -122,7 +122,34 @@ class ThreadHistory:
                 turns.append(turn)
         return turns[-self._max_turns :]
 
+    async def _newest(
+        self, channel_id: str, thread_ts: str, before_ts: str
+    ) -> list[Mapping[str, Any]]:
+        """The thread's newest messages before `before_ts`, through every page (bounded)."""
+        # A turn can take a few messages (the question, a placeholder, a split answer).
+        kept: deque[Mapping[str, Any]] = deque(maxlen=max(self._max_turns * 4, 20))
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            response = await self._client.conversations_replies(
+                channel=channel_id,
+                ts=thread_ts,
+                latest=before_ts,
+                inclusive=False,
+                include_all_metadata=True,
+                limit=PAGE,
+                cursor=cursor,
+            )
+            kept.extend(response.get("messages") or [])
+            cursor = (response.get("response_metadata") or {}).get("next_cursor")
+            if not (response.get("has_more") and cursor):
+                break
+        return list(kept)
+
     async def _turn(self, message: Mapping[str, Any], bot_user_id: str) -> Turn | None:
+        from_bot = bool(message.get("bot_id")) or message.get("user") == bot_user_id
+        if not (bot_user_id and message.get("user") == bot_user_id):
+            # Metadata from another app or a user is not the bot's record: read it as text.
+            return None if from_bot else _user_turn(message, bot_user_id)
         metadata = message.get("metadata") or {}
         payload = metadata.get("event_payload") or {}
         if metadata.get("event_type") == ANSWER_EVENT and isinstance(payload.get("run_id"), int):
@@ -130,10 +157,7 @@ class ThreadHistory:
             return bot_turn(answer) if answer is not None else None
         if metadata.get("event_type") == QUESTION_EVENT and payload.get("question"):
             return Turn(role="user", text=str(payload["question"]))
-        if message.get("bot_id") or message.get("user") == bot_user_id:
-            return None
-        text = question_text(message.get("text", ""), bot_user_id=bot_user_id)
-        return Turn(role="user", text=text) if text else None
+        return None
 
     async def _answer(self, run_id: int) -> Answer | None:
         if run_id not in self._answers:
@@ -142,3 +166,8 @@ class ThreadHistory:
             while len(self._answers) > self._max_threads:
                 self._answers.popitem(last=False)
         return self._answers[run_id]
+
+
+def _user_turn(message: Mapping[str, Any], bot_user_id: str) -> Turn | None:
+    text = question_text(message.get("text", ""), bot_user_id=bot_user_id)
+    return Turn(role="user", text=text) if text else None

@@ -9,9 +9,10 @@ from __future__ import annotations
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import trace_message
+from bot.slack.click_checks import run_belongs_to_click
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy
-from bot.slack.notices import RUN_NOT_FOUND
+from bot.slack.notices import NOT_THIS_MESSAGE, RUN_NOT_FOUND
 from bot.slack.visibility import chunk_ids_of, visible_run
 from store.catalog import Catalog
 from store.runs import RunRepository
@@ -35,9 +36,11 @@ class TraceDesk:
         if not click.channel_id:
             return
         run = await self._runs.get(click.run_id) if click.run_id is not None else None
-        if run is None:
+        if run is None or not run_belongs_to_click(run.origin, click):
             await self._client.chat_postEphemeral(
-                channel=click.channel_id, user=click.user_id, text=RUN_NOT_FOUND
+                channel=click.channel_id,
+                user=click.user_id,
+                text=RUN_NOT_FOUND if run is None else NOT_THIS_MESSAGE,
             )
             return
         origins = await self._catalog.chunk_origins(chunk_ids_of(run))

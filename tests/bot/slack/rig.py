@@ -24,7 +24,7 @@ import copy
 import json
 import time
 from collections import defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -86,9 +86,16 @@ class FakeSlack:
         self.hooks: list[Call] = []
         self.messages: dict[str, list[dict[str, Any]]] = defaultdict(list)
         self.scripted: dict[str, deque[Scripted]] = defaultdict(deque)
+        # Awaited as a call to the method arrives, before it is answered (to look at the
+        # bot's database at that moment, say).
+        self.on_call: dict[str, Callable[[Call], Awaitable[None]]] = {}
         self.socket_frames: list[dict[str, Any]] = []
-        # Channel members for conversations.members (a channel not listed: channel_not_found).
-        self.members: dict[str, list[str]] = {}
+        # Who is in which channel and user group (the escalation channels' experts: W333).
+        self.members: dict[str, list[str]] = {
+            "CESC": [BOT_USER, "W333"],
+            "CESCALATE": [BOT_USER, "W333"],
+        }
+        self.usergroups: dict[str, list[str]] = {"S0EXPERTS": ["W444"]}
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -197,6 +204,8 @@ class FakeSlack:
         elif raw:
             params.update({k: _decode(v) for k, v in parse_qsl(raw.decode())})
         call = Call(method, params, dict(request.headers), raw)
+        if method in self.on_call:
+            await self.on_call[method](call)
         await self._record(call)
         if self.scripted[method]:
             scripted = self.scripted[method].popleft()
@@ -255,13 +264,14 @@ class FakeSlack:
             "conversations.replies": self._replies,
             "conversations.history": self._history,
             "users.info": lambda p: payload("web_users.info.json"),
+            "conversations.members": self._members,
+            "usergroups.users.list": self._usergroup,
             "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
             "views.publish": lambda p: {"ok": True, "view": {"id": "V2", **p.get("view", {})}},
             "assistant.threads.setStatus": lambda p: {"ok": True},
             "assistant.threads.setSuggestedPrompts": lambda p: {"ok": True},
             "assistant.threads.setTitle": lambda p: {"ok": True},
             "reactions.add": self._react,
-            "conversations.members": self._members,
             "apps.connections.open": lambda p: {
                 "ok": True,
                 "url": f"ws://127.0.0.1:{self.port}/link",
@@ -288,11 +298,14 @@ class FakeSlack:
         return {"ok": True, "channel": p["channel"], "ts": ts, "message": message}
 
     def _update(self, p: dict[str, Any]) -> dict[str, Any]:
-        for message in self.messages[p["channel"]]:
-            if message["ts"] == p["ts"]:
-                message.update(text=p.get("text", ""), blocks=p.get("blocks") or [])
-                if p.get("metadata"):
-                    message["metadata"] = p["metadata"]
+        """https://docs.slack.dev/reference/methods/chat.update: an unknown ts is an error."""
+        found = [m for m in self.messages[p["channel"]] if m["ts"] == p["ts"]]
+        if not found:
+            return {"ok": False, "error": "message_not_found"}
+        for message in found:
+            message.update(text=p.get("text", ""), blocks=p.get("blocks") or [])
+            if p.get("metadata"):
+                message["metadata"] = p["metadata"]
         return {"ok": True, "channel": p["channel"], "ts": p["ts"], "text": p.get("text", "")}
 
     def _react(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -318,18 +331,6 @@ class FakeSlack:
                 return {"ok": True}
         return {"ok": False, "error": "message_not_found"}
 
-    def _members(self, p: dict[str, Any]) -> dict[str, Any]:
-        """conversations.members (https://docs.slack.dev/reference/methods/conversations.members):
-        pages of `limit` ids, the next page's cursor in response_metadata.next_cursor."""
-        if p.get("channel") not in self.members:
-            return {"ok": False, "error": "channel_not_found"}
-        members = self.members[p["channel"]]
-        start = int(p.get("cursor") or 0)
-        limit = int(p.get("limit") or 100)
-        page = members[start : start + limit]
-        following = str(start + limit) if start + limit < len(members) else ""
-        return {"ok": True, "members": page, "response_metadata": {"next_cursor": following}}
-
     def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
         thread, latest = str(p["ts"]), p.get("latest")
         with_metadata = str(p.get("include_all_metadata")) in ("1", "true", "True")
@@ -343,7 +344,37 @@ class FakeSlack:
             if not with_metadata:
                 shown.pop("metadata", None)
             found.append(shown)
-        return {"ok": True, "messages": found, "has_more": False}
+        # Oldest first, `limit` at a time (default 1,000); the cursor is the next offset.
+        # https://docs.slack.dev/reference/methods/conversations.replies
+        start, limit = int(p.get("cursor") or 0), int(p.get("limit") or 1000)
+        more = start + limit < len(found)
+        return {
+            "ok": True,
+            "messages": found[start : start + limit],
+            "has_more": more,
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _members(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A channel's members, a page of `limit` at a time; the cursor is the next offset.
+        https://docs.slack.dev/reference/methods/conversations.members"""
+        if p.get("channel") not in self.members:
+            return {"ok": False, "error": "channel_not_found"}
+        start = int(p.get("cursor") or 0)
+        limit = int(p.get("limit") or 100)
+        members = self.members[p["channel"]]
+        more = start + limit < len(members)
+        return {
+            "ok": True,
+            "members": members[start : start + limit],
+            "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _usergroup(self, p: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/usergroups.users.list"""
+        if p.get("usergroup") not in self.usergroups:
+            return {"ok": False, "error": "no_such_subteam"}
+        return {"ok": True, "users": self.usergroups[p["usergroup"]]}
 
     def _history(self, p: dict[str, Any]) -> dict[str, Any]:
         """The channel's top-level messages, newest first, as Slack lists them."""

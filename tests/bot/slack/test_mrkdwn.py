@@ -35,10 +35,37 @@ def test_bidi_overrides_and_control_characters_are_dropped() -> None:
 
 def test_markdown_links_in_quotes_become_slack_links() -> None:
     assert inline("Use [HRLinks](https://hr.example/leave?a=1&b=2) today") == (
-        "Use <https://hr.example/leave?a=1&amp;b=2|HRLinks> today"
+        "Use <https://hr.example/leave?a=1&amp;b=2|HRLinks> (hr.example) today"
     )
     wiki = inline("[Foo](https://en.wikipedia.org/wiki/Foo_(bar))")
-    assert wiki == "<https://en.wikipedia.org/wiki/Foo_(bar)|Foo>"
+    assert wiki == "<https://en.wikipedia.org/wiki/Foo_(bar)|Foo> (en.wikipedia.org)"
+
+
+@pytest.mark.parametrize(
+    ("markdown", "shown"),
+    [
+        (
+            "[the HR portal](https://evil.example/login)",
+            "<https://evil.example/login|the HR portal> (evil.example)",
+        ),
+        (
+            "[https://evil.example/x](https://evil.example/x)",
+            "<https://evil.example/x|https://evil.example/x>",
+        ),
+        (
+            "[hr.example/leave](https://hr.example/leave)",
+            "<https://hr.example/leave|hr.example/leave>",
+        ),
+        (
+            "[mail us](mailto:help@corp.example)",
+            "<mailto:help@corp.example|mail us> (help@corp.example)",
+        ),
+    ],
+)
+def test_a_document_link_whose_label_is_not_its_url_shows_its_host(
+    markdown: str, shown: str
+) -> None:
+    assert inline(markdown) == shown
 
 
 @pytest.mark.parametrize(
@@ -80,7 +107,7 @@ def test_a_label_mentioning_another_place_is_followed_by_the_real_host() -> None
 def test_a_document_link_labelled_like_a_citation_shows_its_real_target(label: str) -> None:
     url = "https://evil.example/steal"
     assert inline(f"cite [{label}](https://evil.example/steal) here") == f"cite <{url}|{url}> here"
-    assert inline("[Form 1](https://ok.example)") == "<https://ok.example|Form 1>"
+    assert inline("[Form 1](https://ok.example)") == "<https://ok.example|Form 1> (ok.example)"
 
 
 def test_a_label_naming_its_own_target_is_kept() -> None:

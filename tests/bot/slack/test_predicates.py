@@ -66,7 +66,7 @@ def test_thread_replies_dms_and_mentions_are_read_from_the_payloads() -> None:
     assert mentions(_event("event_app_mention.json")["text"], BOT)
     assert not mentions(_event("event_app_mention.json")["text"], "W999")
     assert question_text("<@W111> Hi there!", bot_user_id=BOT) == "Hi there!"
-    assert question_text("<@W111|kb>  ask <@U2>", bot_user_id=BOT) == "ask <@U2>"
+    assert question_text("<@W111|kb>  ask <@U2>", bot_user_id=BOT) == "ask @U2"
 
 
 def test_routes() -> None:

@@ -31,6 +31,8 @@ async def test_a_placeholder_left_by_a_dead_process_is_replaced_and_one_never_po
     log = DeliveryLog(pool)
     await log.claim("message:C1:1.1", kind="message", reply_channel="C1", reply_thread_ts="1.1")
     await log.placeholder_posted("message:C1:1.1", ts="1.2")
+    # The dead process's placeholder is in Slack (chat.update of an unknown ts fails).
+    fake_slack.add_message("C1", {"type": "message", "ts": "1.2", "thread_ts": "1.1", "text": ""})
     await log.claim("message:C2:2.1", kind="message", reply_channel="C2", reply_thread_ts="2.1")
     await log.claim("message:C3:3.1", kind="message", reply_channel="C3", reply_thread_ts="3.1")
     await log.finish("message:C3:3.1", outcome="answered")

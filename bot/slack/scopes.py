@@ -1,0 +1,30 @@
+"""Every Web API method the bot calls, with the bot-token scopes it needs.
+
+tests/bot/slack/test_scopes.py finds every call in bot/ and checks it is listed here and
+that manifest.yml asks for its scopes, so a new call without its scope fails CI.
+Scopes from each method's page at https://docs.slack.dev/reference/methods/.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+SCOPES = MappingProxyType(
+    {
+        "auth.test": (),
+        "assistant.threads.setStatus": ("assistant:write",),
+        "assistant.threads.setSuggestedPrompts": ("assistant:write",),
+        "assistant.threads.setTitle": ("assistant:write",),
+        "chat.getPermalink": (),
+        "chat.postEphemeral": ("chat:write",),
+        "chat.postMessage": ("chat:write",),
+        "chat.update": ("chat:write",),
+        # Public and private channels and DMs: each kind needs its own history scope.
+        "conversations.history": ("channels:history", "groups:history", "im:history"),
+        "conversations.replies": ("channels:history", "groups:history", "im:history"),
+        "conversations.members": ("channels:read", "groups:read"),
+        "usergroups.users.list": ("usergroups:read",),
+        "views.open": (),
+        "views.publish": (),
+    }
+)
