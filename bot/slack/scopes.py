@@ -24,6 +24,10 @@ SCOPES = MappingProxyType(
         "conversations.replies": ("channels:history", "groups:history", "im:history"),
         "conversations.members": ("channels:read", "groups:read"),
         "usergroups.users.list": ("usergroups:read",),
+        # A thank-you in the bot's thread gets a reaction (bot/slack/followups.py).
+        "reactions.add": ("reactions:write",),
+        # App Home: whether the viewer is an admin, who sees the knowledge gaps.
+        "users.info": ("users:read",),
         "views.open": (),
         "views.publish": (),
     }

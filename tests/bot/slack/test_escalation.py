@@ -51,11 +51,11 @@ async def _escalate_click(bot, fake_slack, reply: dict) -> None:
     await bot.idle()
 
 
-async def _answer_as_expert(bot, fake_slack, post: dict) -> None:
+async def _answer_as_expert(bot, fake_slack, post: dict, channel: str = "CESC") -> None:
     click = button_click(
         button=buttons(post["blocks"])[ids.ESCALATION_ANSWER],
         user="W333",
-        channel="CESC",
+        channel=channel,  # the click is on the escalation's own post
         message=post,
         response_url=fake_slack.hook_url(),
     )
@@ -238,7 +238,7 @@ async def test_without_an_escalation_channel_the_asker_thread_gets_the_note_and_
     assert await pool.fetchval("SELECT answer FROM escalations") is None
 
     # A member (on the second page of members) answers; the next asker gets it, cited.
-    await _answer_as_expert(bot, fake_slack, copy.deepcopy(note))
+    await _answer_as_expert(bot, fake_slack, copy.deepcopy(note), channel="C111")
     row = await pool.fetchrow("SELECT resolved_by, answer, post_channel_id FROM escalations")
     assert tuple(row) == ("W333", EXPERT_ANSWER, "C111")
     again = await _ask(bot, fake_slack, ts="1700000399.000002", event_id="EvAgain")

@@ -13,7 +13,7 @@ import json
 from bot.slack import actions as ids
 from bot.slack.config import BotOptions
 from bot.slack.notices import EXPERTS_ONLY, NOT_THIS_MESSAGE
-from tests.bot.slack.rig import button_click, buttons, mention, slash_command
+from tests.bot.slack.rig import button_click, buttons, feedback_buttons, mention, slash_command
 
 OPTIONS = BotOptions(
     escalation_channel="CESC", escalation_usergroup="S0EXPERTS", always_escalate=True
@@ -60,6 +60,20 @@ async def test_why_with_a_run_from_another_channel_shows_nothing(start_bot, fake
     assert all("blocks" not in c.params for c in fake_slack.calls_to("chat.postEphemeral"))
 
 
+THUMBS_UP = "👍"
+
+
+def _with_thumbs_up(blocks: list[dict]) -> dict[str, dict]:
+    """The message's buttons, and its 👍 (a feedback_buttons element) as one more."""
+    found = buttons(blocks)
+    element = feedback_buttons(blocks)
+    found[THUMBS_UP] = {
+        "action_id": element["action_id"],
+        "value": element["positive_button"]["value"],
+    }
+    return found
+
+
 async def test_someone_else_cannot_open_escalate_or_vote_on_a_private_answer(
     start_bot, fake_slack, pool
 ):
@@ -67,8 +81,8 @@ async def test_someone_else_cannot_open_escalate_or_vote_on_a_private_answer(
     hook = fake_slack.hook_url("private")
     await bot.sender.command(slash_command(f"private {QUESTION}", response_url=hook))
     await bot.idle()
-    private = buttons(fake_slack.hooks[-1].params["blocks"])
-    for action in (ids.WHY, ids.ESCALATE, ids.FEEDBACK_UP):
+    private = _with_thumbs_up(fake_slack.hooks[-1].params["blocks"])
+    for action in (ids.WHY, ids.ESCALATE, THUMBS_UP):
         await _click(
             bot,
             fake_slack,
@@ -85,7 +99,7 @@ async def test_someone_else_cannot_open_escalate_or_vote_on_a_private_answer(
     await _click(
         bot,
         fake_slack,
-        private[ids.FEEDBACK_UP],
+        private[THUMBS_UP],
         user="W222",
         channel="C111",
         message=None,

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import copy
 
-from bot.slack import actions as ids
-from tests.bot.slack.rig import button_click, buttons, mention
+from tests.bot.slack.rig import feedback_click, mention
 
 
 async def test_the_comment_modal_is_opened_before_the_vote_is_written(start_bot, fake_slack, pool):
@@ -20,12 +19,8 @@ async def test_the_comment_modal_is_opened_before_the_vote_is_written(start_bot,
         votes_when_opened.append(await pool.fetchval("SELECT count(*) FROM feedback"))
 
     fake_slack.on_call["views.open"] = count_votes
-    click = button_click(
-        button=buttons(reply["blocks"])[ids.FEEDBACK_DOWN],
-        user="W222",
-        channel="C111",
-        message=reply,
-        response_url=fake_slack.hook_url(),
+    click = feedback_click(
+        message=reply, user="W222", positive=False, response_url=fake_slack.hook_url()
     )
     await bot.sender.interaction(click)
     await bot.idle()
@@ -43,12 +38,8 @@ async def test_an_expired_trigger_still_records_the_vote_and_says_thanks(
     reply = copy.deepcopy(next(m for m in fake_slack.messages["C111"] if m.get("thread_ts") == ts))
     # https://docs.slack.dev/reference/methods/views.open (errors: expired_trigger_id)
     fake_slack.script("views.open", status=200, body={"ok": False, "error": "expired_trigger_id"})
-    click = button_click(
-        button=buttons(reply["blocks"])[ids.FEEDBACK_DOWN],
-        user="W222",
-        channel="C111",
-        message=reply,
-        response_url=fake_slack.hook_url(),
+    click = feedback_click(
+        message=reply, user="W222", positive=False, response_url=fake_slack.hook_url()
     )
     await bot.sender.interaction(click)
     await bot.idle()

@@ -208,9 +208,13 @@ async def test_a_long_conflicting_answer_shows_both_sides_every_claim_and_escala
     await page.set_content(preview_html(messages, question=answer.question))
     assert await page.locator(".message.bot").count() == len(messages)
     for claim in answer.claims:
-        shown = page.locator(".message.bot .section").filter(has_text=plain(claim.statement)[:200])
+        # A document's link shows its host beside its label: "HRLinks (hr.example)".
+        seen = plain(claim.statement)
+        if "](https://hr.example" in claim.statement:
+            seen = seen.replace("HRLinks.", "HRLinks (hr.example).")
+        shown = page.locator(".message.bot .section").filter(has_text=seen[:200])
         assert await shown.first.is_visible(), claim.statement
-    hostile = page.locator(".section", has_text="Ask <!channel> & <@U123> in HRLinks.")
+    hostile = page.locator(".section", has_text="Ask <!channel> & <@U123> in HRLinks (hr.example).")
     assert await hostile.is_visible()
     assert await hostile.locator(".mention").count() == 0
     assert await hostile.get_by_role("link", name="HRLinks").get_attribute("href") == (
