@@ -362,12 +362,25 @@ class GoogleDriveSource(ChangeFeedSource):
 
         return await self.api.call(once)
 
+    def _fresh_http(self) -> Any:
+        import google_auth_httplib2
+        import httplib2
+
+        credentials = self._service._http.credentials
+        return google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http())
+
     async def _run(self, build: Callable[[], Any]) -> Any:
         from google.auth.exceptions import RefreshError, TransportError
         from googleapiclient.errors import HttpError
 
         try:
-            return await self._threads.run(lambda: build().execute(num_retries=0))
+            # httplib2, the client's transport, is not thread-safe: requests sharing the
+            # service's one Http in parallel threads got each other's responses (a file's
+            # text indexed under another file's title and URL). Each call gets its own
+            # Http, as the client's documentation says to do for threads.
+            return await self._threads.run(
+                lambda: build().execute(http=self._fresh_http(), num_retries=0)
+            )
         except RefreshError:
             raise CredentialRejectedError(
                 source=self.name, env=self._credential.env, system="Google Drive"

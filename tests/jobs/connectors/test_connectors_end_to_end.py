@@ -142,7 +142,7 @@ async def test_drive_sync_ask_and_quiet_sync(database_url: str, tmp_path: Path) 
         url = "https://docs.google.com/document/d/doc-1/edit"
         assert any(
             "IT desk on the second floor" in q and u == url for q, u in quoted(answer).items()
-        ), answer
+        ), (quoted(answer), [c["citation"] for c in answer["claims"]])
 
         fake.requests.clear()
         quiet = await kb("index", "--source", "drive", env=env)
