@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.language.rules import ASKING_WORDS
+from agent.language.rules import ASKING_WORDS, QUALIFIERS
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import fold_accents
 
@@ -138,10 +138,17 @@ class QuestionAnalysis:
     negated: bool
     # Adjacent content words ("annual leave"), as stems: the kinds of thing asked about.
     pairs: tuple[tuple[str, str], ...] = ()
+    # Terms only the question's telling sentences hold ("My dad passed away last week." before
+    # "How much sick leave can I use for bereavement?"): searched for, but an answer need
+    # not repeat them.
+    context: frozenset[str] = frozenset()
+    # Words of the qualifiers it carries ("monthly", "maximum", "part-time"), which the
+    # qualifier check judges against a quote's context (agent/language/spans.py).
+    qualifiers: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
-        return frozenset(self.terms)
+        return frozenset(self.terms) - self.context - self.qualifiers
 
 
 class QuestionAnalyzer:
@@ -187,6 +194,9 @@ class QuestionAnalyzer:
         terms = list(dict.fromkeys(words))
         sequence = [w if w not in ASKING_WORDS else None for w in self.phrase_words(content)]
         pairs = [(a, b) for a, b in itertools.pairwise(sequence) if a and b]
+        asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
+        # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
+        telling = frozenset(terms) - asked if len(asked) >= 3 else frozenset()
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),
@@ -194,12 +204,35 @@ class QuestionAnalyzer:
             answer_type=answer_type(text),
             negated=bool(_NEGATION.search(text)),
             pairs=tuple(dict.fromkeys(pairs)),
+            context=telling,
+            qualifiers=frozenset(
+                w for q in QUALIFIERS for m in q.asked.finditer(text) for w in self.stems(m.group())
+            ),
         )
 
     def _name_stems(self, text: str) -> list[str]:
         words = _WORD.findall(text)
-        named = [w for i, w in enumerate(words) if (i > 0 and w[:1].isupper()) or _digit(w)]
+        named = [w for i, w in enumerate(words) if (i > 0 and w[:1].isupper()) or _named(w)]
         return self.stems(" ".join(named))
+
+
+def asking_sentences(text: str) -> list[str]:
+    """The sentences of a message that ask (a question mark, or opening with a question
+    word or an auxiliary), when it also has sentences that only tell; else all of it. A
+    Slack question often sets the scene first: "My dad passed away last week. How much of
+    my sick leave can I use?" asks only in its second sentence."""
+    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    asking = [s for s in sentences if s.rstrip().endswith("?") or _ASKS.match(s.strip())]
+    return asking if asking and len(asking) < len(sentences) else sentences
+
+
+# A sentence ends at ".", "!" or "?" before a space (not inside "e.g." or "3.5").
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_ASKS = re.compile(
+    r"(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|"
+    r"could|has|have|had|will|would|should|may|might|must|shall|any)\b",
+    re.I,
+)
 
 
 def answer_type(question: str) -> AnswerType:
@@ -218,3 +251,21 @@ def is_negated(text: str) -> bool:
 
 def _digit(word: str) -> bool:
     return any(c.isdigit() for c in word)
+
+
+def _named(word: str) -> bool:
+    """A word with digits that names something the answer must be about: a year ("1066",
+    "2024"), an identifier ("GS-13", "18F", "P2"); not a quantity the asker supplies as an
+    example or a premise ("like $50M", "20+ hours", "a 2-hour webinar", "8 of us"), which
+    the page answering need not repeat."""
+    if not _digit(word):
+        return False
+    return bool(_YEAR.match(word)) or not _QUANTITY.match(word)
+
+
+_YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
+_QUANTITY = re.compile(
+    r"^\d[\d,.]*(?:k|m|bn|%|x|-?(?:hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|"
+    r"people|persons?))?$",
+    re.I,
+)

@@ -100,6 +100,14 @@ ASKING_WORDS = frozenset(
     + "particular specif major certain".split()
     # prepositions the stemmer keeps
     + "within among upon via".split()
+    # how a chat message hedges or sets its tone, not its topic ("do I really have to",
+    # "I just got", "can I actually"): Slack questions carry these, pages never answer them
+    + "just realli actual got anyway pleas ani".split()
+    # a negation, which the negation rule judges (agent/language/questions.py): "Can I
+    # telework without approval?" is answered by "Telework requires approval"
+    + "without".split()
+    # how it asks for a span of time ("how far ahead", "how long", "how often", "how soon")
+    + "far ahead long often soon onc".split()
 )
 
 

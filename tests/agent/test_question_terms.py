@@ -108,3 +108,55 @@ async def test_another_kind_of_leave_is_ruled_out_and_leave_after_a_stop_word_is
     supports = await _supports(embedder, "How much annual leave do I earn?", annual, sick, plain)
     assert supports.get(annual) in ("strong", "partial") and sick not in supports
     assert plain in supports
+
+
+def test_a_sentence_that_only_sets_the_scene_holds_no_key_terms(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = analyzer.analyse(
+        "My dad passed away last week. How much of my sick leave can I use for bereavement?"
+    )
+    assert {"dad", "week"} <= question.context
+    assert {"sick", "leav", "bereav"} <= question.key_terms
+    assert not {"dad", "week"} & question.key_terms
+    assert "dad" in question.terms  # still searched for
+
+
+def test_a_question_that_asks_about_its_scene_keeps_every_term_key(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    # "Any words of wisdom?" says too little alone: the scene is what it asks about.
+    question = analyzer.analyse("just got promoted to supervisor. any words of wisdom?")
+    assert not question.context and "supervisor" in question.key_terms
+    one = analyzer.analyse("How many credit hours can I carry over?")
+    assert not one.context
+
+
+@pytest.mark.parametrize(
+    ("question", "name"),
+    [
+        ("What was agreed in 1066?", "1066"),
+        ("Who can apply for a GS-13 position?", "GS-13"),
+        ("When does the 18F design huddle meet?", "18F"),
+    ],
+)
+def test_years_and_identifiers_are_names_the_answer_must_hold(
+    analyzer: QuestionAnalyzer, question: str, name: str
+) -> None:
+    assert set(analyzer.stems(name)) <= set(analyzer.analyse(question).names)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "can the writing lab take on a bigger project, like 20+ hours of editing?",
+        "does AcqDiv do really big contracts, like $50M?",
+        "hosting a 2-hour webinar - how do I get past the 40-minute limit?",
+        "planning an offsite where 8 of us would travel - whose approval do we need?",
+    ],
+)
+def test_a_quantity_the_asker_supplies_is_not_a_name_the_page_must_repeat(
+    analyzer: QuestionAnalyzer, question: str
+) -> None:
+    names = analyzer.analyse(question).names
+    assert not any(any(c.isdigit() for c in n) for n in names), names
