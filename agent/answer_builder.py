@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 
@@ -136,9 +137,20 @@ class AnswerBuilder:
                 if state_gap
                 else ("too_weak" if sub.status == "partial" else "no_results")
             )
-            detail = _said_gap(sub.text, self.state.evidence_for(index))
+            unsaid = self._surface(sub.text, state_gap.missing[:1] if state_gap else ())
+            detail = _said_gap(sub.text, self.state.evidence_for(index), unsaid)
+            if not detail and unsaid:
+                detail = f"No page found mentions {unsaid}."
             gaps.append(Gap(sub.text, reason, detail or _gap_detail(sub.status, state_gap)))
         return gaps
+
+    def _surface(self, question: str, terms: Sequence[str]) -> str:
+        """The question's own word for the first of `terms` (stems), "" if none."""
+        for term in terms:
+            for word in re.findall(r"[\w’'-]+", question):
+                if term in self._stems(word):
+                    return word
+        return ""
 
     def _conflicts(self, claims: list[Claim], citations: list[Citation]) -> list[Conflict]:
         by_chunk_quote = {(c.chunk_id, c.quote): i for i, c in enumerate(claims)}
@@ -227,12 +239,12 @@ def _citation(number: int, passage: Passage, chunk_id: int) -> Citation:
     )
 
 
-def _said_gap(question: str, evidence: Sequence[Evidence]) -> str:
+def _said_gap(question: str, evidence: Sequence[Evidence], unsaid: str = "") -> str:
     """What the best source found says and lacks, in one sentence ("" with none found)."""
     if not evidence:
         return ""
     best = max(evidence, key=lambda e: e.score)
-    return gap_sentence(question, answer_type(question), best.title, best.quote)
+    return gap_sentence(question, answer_type(question), best.title, best.quote, unsaid=unsaid)
 
 
 def _gap_detail(status: str, gap: GapState | None) -> str:

@@ -319,7 +319,12 @@ def build_agent_loop(
     otherwise and as Claude's fallback; runs stored in the pool's agent_runs."""
     analyzer = QuestionAnalyzer(keyword_search.analyzer)
     vectors = SentenceVectors(embedder=embedder, store=SentenceVectorRepository(pool))
-    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=vectors,
+        corpus_terms=keyword_search,
+    )
     extractive = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
     reasoner: Reasoner = extractive
     if settings.anthropic_api_key is not None:

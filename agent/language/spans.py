@@ -331,13 +331,20 @@ _MISSING: dict[str, str] = {
 }
 
 
-def gap_sentence(question: str, kind: AnswerType, title: str, quote: str) -> str:
+def gap_sentence(
+    question: str, kind: AnswerType, title: str, quote: str, *, unsaid: str = ""
+) -> str:
     """One plain sentence saying what the best source found lacks ("“Transit subsidy”
-    mentions the transit subsidy but gives no monthly maximum.")."""
+    mentions the transit subsidy but gives no monthly maximum."), or which of the
+    question's words it never says (`unsaid`: "“Work schedules” mentions paid holiday but
+    not Juneteenth.")."""
+    topic = _shared_words(question, quote) or "the topic"
     found = [(m.start(), q.name) for q in QUALIFIERS if (m := q.asked.search(question))]
     asked = [name for _, name in sorted(found)]  # in the question's order
+    said = {fold(w) for w in _WORD.findall(f"{title} {quote}")}
+    if unsaid and not asked and fold(unsaid) not in said:
+        return f"“{title}” mentions {topic} but not {unsaid}."
     need = " ".join(asked) if asked else _MISSING.get(kind, "direct answer")
-    topic = _shared_words(question, quote) or "the topic"
     return f"“{title}” mentions {topic} but gives no {need}."
 
 

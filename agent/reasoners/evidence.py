@@ -22,9 +22,9 @@ import dataclasses
 import itertools
 import re
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Protocol, TypeVar
 
 import numpy as np
 
@@ -41,6 +41,14 @@ from store.corpus import ChunkSpan
 T = TypeVar("T")
 
 
+class CorpusTerms(Protocol):
+    """What the knowledge base as a whole says of a term (the keyword index answers)."""
+
+    def rarity(self, terms: Iterable[str]) -> dict[str, float]: ...
+
+    def known(self, terms: Iterable[str]) -> set[str]: ...
+
+
 @dataclass(frozen=True, slots=True)
 class EvidenceOptions:
     # Share of the key terms (names count double) a unit must carry, with its context.
@@ -51,6 +59,11 @@ class EvidenceOptions:
     # Cosine floors for strong and partial support; below `floor` a unit is too far off.
     strong_similarity: float = 0.45
     floor: float = 0.35
+    # Meaning close enough to stand in for words the unit puts differently ("banked" for
+    # "accrued"): a typed unit this similar needs only partial coverage to be strong.
+    paraphrase_similarity: float = 0.6
+    # Key terms weighted by their rarity in the knowledge base (see `weights`).
+    rarity_weights: bool = True
     # Units per sub-question embedded and kept after lexical ranking.
     shortlist: int = 8
 
@@ -94,11 +107,13 @@ class EvidenceScorer:
         splitter: SentenceSplitter,
         vectors: SentenceVectors,
         options: EvidenceOptions | None = None,
+        corpus_terms: CorpusTerms | None = None,
     ) -> None:
         self._analyzer = analyzer
         self._splitter = splitter
         self._vectors = vectors
         self._options = options or EvidenceOptions()
+        self._corpus_terms = corpus_terms
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._phrases: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
 
@@ -117,12 +132,15 @@ class EvidenceScorer:
         units are as close to the question as they are to the `follow_ups` (the queries
         that searched for the bridge)."""
         question = self._spelled_as_read(question, passages)
+        weights = self.weights(question.terms)
         # The question's word pairs the knowledge base uses as phrases ("annual leave").
         phrases = {p for p in question.pairs if any(p in self._pairs(x.text) for x in passages)}
         lexical = [
             u
             for p in passages
-            for u in self._lexical(question, p, phrases, self._bridged(question, p, bridges))
+            for u in self._lexical(
+                question, p, phrases, self._bridged(question, p, bridges), weights
+            )
         ]
         shortlist = sorted(
             (u for u in lexical if not u.blocked),
@@ -147,7 +165,11 @@ class EvidenceScorer:
         vocabulary = frozenset().union(
             *(self.stems(p.text) | self.stems(p.title) for p in passages)
         )
-        fixes = corrections(question.terms, vocabulary)
+        # A name ("Calendly") is written as meant: never "corrected" into a word the pages
+        # have ("calendar"); nor is a word the knowledge base has elsewhere.
+        unread = [t for t in question.terms if t not in vocabulary and t not in question.names]
+        known = self._corpus_terms.known(unread) if self._corpus_terms else set()
+        fixes = corrections([t for t in unread if t not in known], vocabulary)
         if not fixes:
             return question
         return dataclasses.replace(
@@ -161,9 +183,12 @@ class EvidenceScorer:
         o = self._options
         support: Support = "weak"
         if similarity >= o.floor:
+            paraphrased = similarity >= o.paraphrase_similarity and unit.complete
             if unit.typed and unit.coverage >= o.strong_coverage:
                 strong = similarity >= o.strong_similarity and unit.complete
                 support = "strong" if strong else "partial"
+            elif unit.typed and paraphrased and unit.coverage >= o.partial_coverage:
+                support = "strong"
             elif unit.coverage >= (o.partial_coverage if unit.typed else o.strong_coverage):
                 # Untyped, it answers nothing alone but may lead to what does.
                 support = "partial"
@@ -200,6 +225,7 @@ class EvidenceScorer:
         passage: Passage,
         phrases: set[tuple[str, str]],
         bridged: frozenset[str],
+        weights: dict[str, float],
     ) -> list[_Lexical]:
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
         found = []
@@ -208,7 +234,16 @@ class EvidenceScorer:
             if chunk is None:
                 continue  # crosses a chunk boundary: no chunk would verify it
             found.append(
-                self._judge_unit(question, passage, unit, chunk, passage_stems, phrases, bridged)
+                self._judge_unit(
+                    question,
+                    passage,
+                    unit,
+                    chunk,
+                    passage_stems,
+                    phrases,
+                    bridged,
+                    weights,
+                )
             )
         return found
 
@@ -221,15 +256,15 @@ class EvidenceScorer:
         passage_stems: frozenset[str],
         phrases: set[tuple[str, str]],
         bridged: frozenset[str],
+        weights: dict[str, float],
     ) -> _Lexical:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
         own = self.stems(unit.text)
         context = own | self.stems(passage.title) | self.stems(section) | bridged
         terms = question.key_terms
         covered = terms & context
-        names = set(question.names)
-        weight = len(terms) + len(names)
-        coverage = (len(covered) + len(names & context)) / weight if weight else 1.0
+        names = set(question.names) & terms
+        coverage = self.share(terms, covered, names, weights)
         missing = terms - context
         # A unit opening with the opposite of what the question asks ("Cancel a request"
         # for "How do I request leave?") is about the other action, unless the question
@@ -279,6 +314,33 @@ class EvidenceScorer:
             anchored=bool(names & own),
             span=span if typed else "",
         )
+
+    def weights(self, terms: Iterable[str]) -> dict[str, float]:
+        """Each term's weight in coverage: how rare it is in the knowledge base. "Is
+        Juneteenth a paid holiday?" is about Juneteenth, which few pages or none mention,
+        more than about "paid" and "holiday", which many do: a sentence of paid holidays
+        without it covers little of the question."""
+        terms = list(terms)
+        if self._corpus_terms is None or not self._options.rarity_weights:
+            return dict.fromkeys(terms, 1.0)
+        return self._corpus_terms.rarity(terms)
+
+    @staticmethod
+    def share(
+        terms: frozenset[str],
+        covered: Iterable[str],
+        names: Iterable[str],
+        weights: dict[str, float],
+    ) -> float:
+        """The weighted share of `terms` that `covered` holds, `names` counting twice."""
+        held = set(covered)
+        named = set(names) & terms
+
+        def weight(term: str) -> float:
+            return weights.get(term, 1.0) * (2 if term in named else 1)
+
+        total = sum(weight(t) for t in terms)
+        return sum(weight(t) for t in terms & held) / total if total else 1.0
 
     def stems(self, text: str) -> frozenset[str]:
         return frozenset(self._sequence(text))

@@ -174,12 +174,15 @@ class ExtractiveReasoner:
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         answered, gaps = set(), []
         for index in undecided:
-            terms = self._analysis(state, index).key_terms
+            analysis = self._analysis(state, index)
+            terms = analysis.key_terms
             found = _two_documents(state.evidence_for(index), terms)
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
-            share = len(covered & terms) / len(terms) if terms else 1.0
+            names = set(analysis.names) & terms
+            # Weighted as the scorer weighs a unit's coverage: a rare term counts more.
+            weights = self._scorer.weights(terms)
+            share = self._scorer.share(terms, covered, (), weights)
             typed = any(e.typed for e in found)
-            names = set(self._analysis(state, index).names)
             if found and typed and names <= covered and share >= self._options.joint_coverage:
                 answered.add(index)
             else:
@@ -187,7 +190,8 @@ class ExtractiveReasoner:
                     GapState(
                         index,
                         "too_weak" if found else "no_results",
-                        missing=tuple(sorted(terms - covered)),
+                        # The most telling missing term first: the gap sentence names it.
+                        missing=tuple(sorted(terms - covered, key=lambda t: (-weights[t], t))),
                     )
                 )
         return Judgement(not gaps, tuple(gaps), frozenset(answered), "joint coverage")

@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
@@ -188,6 +188,34 @@ class KeywordSearch:
     def named_documents(self, text: str) -> set[int]:
         """Ids of the documents whose title `text` names (see TitleMentions), as last indexed."""
         return self._snapshot.titles.named_in(text) if self._snapshot else set()
+
+    def rarity(self, terms: Iterable[str]) -> dict[str, float]:
+        """How much finding each term tells, in this knowledge base: its BM25 idf over the
+        live chunks as last indexed (at least 0.25; a term no chunk has is the rarest of
+        all). Every term weighs 1.0 before the first build."""
+        snapshot = self._snapshot
+        terms = list(dict.fromkeys(terms))
+        if snapshot is None or not terms:
+            return dict.fromkeys(terms, 1.0)
+        statistics = snapshot.index.words.statistics
+        ids = snapshot.vocabulary.known_ids(terms)
+        known = (ids >= 0) & (ids < len(statistics.df))
+        df = np.zeros(len(terms), np.float64)
+        df[known] = statistics.df[ids[known]]
+        chunks = max(statistics.chunks, 1)
+        idf = np.log(chunks - df + 0.5) - np.log(df + 0.5)
+        return {t: max(float(w), 0.25) for t, w in zip(terms, idf, strict=True)}
+
+    def known(self, terms: Iterable[str]) -> set[str]:
+        """Which of `terms` some live chunk has, as last indexed (all of them before the
+        first build: nothing is known to be missing yet)."""
+        snapshot = self._snapshot
+        terms = list(dict.fromkeys(terms))
+        if snapshot is None:
+            return set(terms)
+        df = snapshot.index.words.statistics.df
+        ids = snapshot.vocabulary.known_ids(terms)
+        return {t for t, i in zip(terms, ids, strict=True) if 0 <= i < len(df) and df[i] > 0}
 
     @property
     def version(self) -> int | None:

@@ -93,7 +93,10 @@ class Built:
     def extractive(self) -> ExtractiveReasoner:
         vectors = SentenceVectors(embedder=self.embedder, store=SentenceVectorRepository(self.pool))
         scorer = EvidenceScorer(
-            analyzer=self.analyzer, splitter=SentenceSplitter(), vectors=vectors
+            analyzer=self.analyzer,
+            splitter=SentenceSplitter(),
+            vectors=vectors,
+            corpus_terms=self.keyword,
         )
         return ExtractiveReasoner(analyzer=self.analyzer, scorer=scorer)
 

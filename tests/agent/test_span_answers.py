@@ -44,6 +44,33 @@ PAGES = [
         text="# Overtime and credit hours\n\nCredit hours are earned by working beyond your "
         "schedule. You may carry over up to 24 credit hours into the next pay period.",
     ),
+    SourceDocument(
+        uri="credit-balance.md",
+        title="Credit hour balance",
+        url="https://kb.test/credit-balance",
+        text="# Credit hour balance\n\nYou can have up to 24 credit hours accrued, at any "
+        "given time. Annual leave you bank past the limit is lost at the end of the year.",
+    ),
+    SourceDocument(
+        uri="holidays.md",
+        title="Holidays",
+        url="https://kb.test/holidays",
+        text="# Holidays\n\nFull-time employees get 11 paid holidays a year. You are given "
+        "8 hours of pay for each paid holiday.",
+    ),
+    SourceDocument(
+        uri="leave.md",
+        title="Leave types",
+        url="https://kb.test/leave",
+        text="# Leave types\n\n## Sick leave\n\nYou can use up to 13 days (104 hours) per "
+        "year of your sick leave for bereavement, funeral planning, and attending a funeral.",
+    ),
+    SourceDocument(
+        uri="calendars.md",
+        title="Shared calendars",
+        url="https://kb.test/calendars",
+        text="# Shared calendars\n\nUse Google Calendar to let partners book time with you.",
+    ),
 ]
 
 
@@ -94,3 +121,38 @@ async def test_a_quote_on_topic_without_the_asked_amount_is_a_gap_said_plainly(
     assert [g.detail for g in answer.gaps] == [
         "“Transit benefits” mentions transit subsidy but gives no monthly maximum."
     ]
+
+
+async def test_a_question_naming_what_no_page_mentions_is_a_gap_naming_it(
+    pages: Built,
+) -> None:
+    # "paid holiday" is on the page; Juneteenth, the thing asked about, is on none.
+    answer = await pages.loop().answer("juneteenth a paid holiday for us?")
+    assert answer.escalate
+    assert [g.detail for g in answer.gaps] == [
+        "“Holidays” mentions paid holiday but not juneteenth."
+    ]
+
+
+async def test_a_name_is_not_corrected_into_a_word_the_pages_have(pages: Built) -> None:
+    # "Calendly" is two edits from "Calendar": a typo fix would make the page answer.
+    answer = await pages.loop().answer("Can I use Calendly to let partners book time with me?")
+    assert answer.escalate
+    assert [g.detail for g in answer.gaps] == ["No page found mentions Calendly."]
+
+
+async def test_a_sentence_setting_the_scene_need_not_be_repeated_by_the_answer(
+    pages: Built,
+) -> None:
+    answer = await pages.loop().answer(
+        "My dad passed away last week. How much of my sick leave can I use for bereavement?"
+    )
+    assert not answer.escalate, answer.gaps
+    assert answer.claims[0].span == "up to 13 days (104 hours) per year"
+
+
+async def test_a_close_paraphrase_with_the_asked_span_answers(pages: Built) -> None:
+    # "banked at once" is how the asker says "accrued, at any given time".
+    answer = await pages.loop().answer("how many credit hours can I have banked at once?")
+    assert not answer.escalate, answer.gaps
+    assert "up to 24 credit hours" in answer.claims[0].span
