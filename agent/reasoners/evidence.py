@@ -90,13 +90,17 @@ class _Lexical:
     chunk: ChunkSpan
     section: str
     covered: frozenset[str]
-    coverage: float
+    coverage: float  # weighted by rarity: how much of the question it answers
     blocked: bool
     typed: bool
     bridged: bool = False
     complete: bool = True  # every name of the question is in it, its page or the bridge
     anchored: bool = False  # it names, in its own words, an entity the question names
     span: str = ""
+    # Unweighted share of the key terms: how much of the question's topic it is on. A
+    # word no page uses ("hang on to receipts") weighs most, so weighted coverage alone
+    # would leave nothing to show; the pages on topic are still what was found.
+    reach: float = 0.0
 
 
 class EvidenceScorer:
@@ -189,8 +193,12 @@ class EvidenceScorer:
                 support = "strong" if strong else "partial"
             elif unit.typed and paraphrased and unit.coverage >= o.partial_coverage:
                 support = "strong"
-            elif unit.coverage >= (o.partial_coverage if unit.typed else o.strong_coverage):
-                # Untyped, it answers nothing alone but may lead to what does.
+            elif max(unit.coverage, unit.reach) >= (
+                o.partial_coverage if unit.typed else o.strong_coverage
+            ):
+                # Untyped, it answers nothing alone but may lead to what does. Partial
+                # quotes are what was found; whether together they answer is the
+                # judge's call, on weighted coverage.
                 support = "partial"
             elif unit.anchored and unit.coverage >= o.hop_coverage:
                 # One hop of a long question: it names one of the question's entities
@@ -265,6 +273,7 @@ class EvidenceScorer:
         covered = terms & context
         names = set(question.names) & terms
         coverage = self.share(terms, covered, names, weights)
+        reach = self.share(terms, covered, names, {})
         missing = terms - context
         # A unit opening with the opposite of what the question asks ("Cancel a request"
         # for "How do I request leave?") is about the other action, unless the question
@@ -300,6 +309,7 @@ class EvidenceScorer:
         typed = bool(span) and constraints_met(question.text, where)
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
+            reach *= 0.75
         return _Lexical(
             passage=passage,
             unit=unit,
@@ -313,6 +323,7 @@ class EvidenceScorer:
             complete=not unnamed,
             anchored=bool(names & own),
             span=span if typed else "",
+            reach=reach,
         )
 
     def weights(self, terms: Iterable[str]) -> dict[str, float]:
