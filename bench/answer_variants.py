@@ -121,6 +121,16 @@ VARIANTS: dict[str, Variant] = {
         ),
         _variant("no-hop", "no second hop", loop={"max_steps": 4}, reasoner={"hop_names": 0}),
         _variant("hop-1", "one name per second hop, not two", reasoner={"hop_names": 1}),
+        _variant(
+            "no-rarity",
+            "every key term weighs the same (no rarity weights)",
+            evidence={"rarity_weights": False},
+        ),
+        _variant(
+            "no-paraphrase",
+            "no strong support from a close paraphrase",
+            evidence={"paraphrase_similarity": 2.0},
+        ),
     )
 }
 
@@ -293,6 +303,7 @@ class Harness:
             splitter=SentenceSplitter(),
             vectors=vectors,
             options=variant.evidence,
+            corpus_terms=self.keyword,
         )
         reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer, options=variant.reasoner)
         retriever = HybridRetriever(

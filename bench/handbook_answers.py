@@ -43,7 +43,7 @@ from bot.settings import Settings
 from bot.sources import handbook_config
 from bot.wiring import open_runtime
 
-DEFAULT_SET = Path("/work/shared/eval/handbook/answers.jsonl")
+DEFAULT_SET = REPO.parent / "shared" / "eval" / "handbook" / "answers.jsonl"
 
 
 @dataclass(frozen=True, slots=True)
