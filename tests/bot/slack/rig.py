@@ -35,6 +35,7 @@ from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
 from bot.slack.blocks import placeholder_message
+from tests.bot.slack.fake_block_kit import MESSAGE_TEXT, message_problems, view_problems
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 PAYLOADS = FIXTURES / "slack"
@@ -277,6 +278,9 @@ class FakeSlack:
                 "url": f"ws://127.0.0.1:{self.port}/link",
             },
         }
+        refused = _refusal(method, params)
+        if refused:
+            return refused
         answer = answers.get(method)
         return answer(params) if answer else {"ok": False, "error": "unknown_method"}
 
@@ -444,6 +448,35 @@ class SlackSender:
 
 
 PLACEHOLDER_TEXT = placeholder_message().text
+
+
+def _refusal(method: str, p: dict[str, Any]) -> dict[str, Any] | None:
+    """Slack's answer to a chat.* or views.* call it would not carry out, else None: a
+    missing channel or text, text over 40,000 characters, blocks or a view breaking Block
+    Kit's limits (tests/bot/slack/fake_block_kit.py)."""
+    if method in ("chat.postMessage", "chat.update", "chat.postEphemeral"):
+        if not p.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not p.get("text") and not p.get("blocks") and not p.get("attachments"):
+            return {"ok": False, "error": "no_text"}
+        if len(str(p.get("text") or "")) > MESSAGE_TEXT:
+            return {"ok": False, "error": "msg_too_long"}
+        problems = message_problems(p["blocks"]) if "blocks" in p else []
+        if problems:
+            return {
+                "ok": False,
+                "error": "invalid_blocks",
+                "response_metadata": {"messages": problems},
+            }
+    if method in ("views.open", "views.publish", "views.update", "views.push"):
+        problems = view_problems(p.get("view"))
+        if problems:
+            return {
+                "ok": False,
+                "error": "invalid_arguments",
+                "response_metadata": {"messages": problems},
+            }
+    return None
 
 
 def _progress(call: Call) -> bool:
