@@ -9,6 +9,8 @@ from datetime import UTC, datetime, timedelta
 import asyncpg
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rank_bm25 import BM25Okapi
 
 from store.corpus import CorpusReader
@@ -362,6 +364,30 @@ async def keyword(pool: asyncpg.Pool, repo: DocumentRepository) -> AsyncIterator
     search = KeywordSearch(CorpusReader(pool), options=KeywordOptions(serve_stale=False))
     yield search
     await search.close()
+
+
+async def test_rarity_weighs_a_term_by_how_few_chunks_hold_it(keyword: KeywordSearch) -> None:
+    await keyword.search("leave")  # builds the snapshot the weights come from
+    stored = [CORPUS[i] for i in (0, 4, 1, 2, 3)]  # the chunks the repo fixture holds
+    analyzer = TextAnalyzer()
+    chunk_terms = [set(analyzer.terms(text)) for text in stored]
+    vocabulary = sorted(set().union(*chunk_terms))
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.sampled_from([*vocabulary, "quantum", "zzyzx"]), min_size=1))
+    def weights_follow_chunk_counts(terms: list[str]) -> None:
+        weights = keyword.rarity(terms)
+        assert set(weights) == set(terms) and min(weights.values()) >= 0.25
+        held = {t: sum(t in c for c in chunk_terms) for t in terms}
+        assert keyword.known(terms) == {t for t in terms if held[t]}
+        for a, b in itertools.product(terms, repeat=2):
+            if held[a] < held[b]:  # rarer in the knowledge base: never weighs less
+                assert weights[a] >= weights[b]
+                if held[a] <= 1:  # in at most one chunk of five: it tells, so it weighs more
+                    assert weights[a] > weights[b]
+            assert keyword.rarity([a])[a] == weights[a]  # alone or among others
+
+    weights_follow_chunk_counts()
 
 
 async def test_search_finds_an_identifier_and_returns_the_chunk(keyword: KeywordSearch) -> None:
