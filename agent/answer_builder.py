@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
 
@@ -22,6 +21,7 @@ from agent.reasoners.base import DraftClaim, Route
 from agent.retrieval.reading import Passage
 from agent.run_recorder import RunRecorder
 from agent.state import AgentState, Evidence, GapState
+from store.text_forms import WORD
 
 log = logging.getLogger(__name__)
 
@@ -147,7 +147,7 @@ class AnswerBuilder:
     def _surface(self, question: str, terms: Sequence[str]) -> str:
         """The question's own word for the first of `terms` (stems), "" if none."""
         for term in terms:
-            for word in re.findall(r"[\w’'-]+", question):
+            for word in WORD.findall(question):
                 if term in self._stems(word):
                     return word
         return ""

@@ -15,6 +15,9 @@ BARE_URL = re.compile(r"https?://\S+")
 # A title's trailing parenthetical ("Leave (LWOP)", "Mercury (planet)", "Report (2025)")
 # qualifies it; texts name the thing without it.
 TRAILING_PARENTHETICAL = re.compile(r"\s*\([^)]*\)\s*$")
+# A word as a reader counts it: letters and digits, with its apostrophes and hyphens
+# ("don't", "part-time", "Rely’s").
+WORD = re.compile(r"[\w’'-]+")
 # Letters NFKD leaves whole, though a reader types them without the stroke.
 _STROKED = str.maketrans({"ø": "o", "Ø": "O", "ł": "l", "Ł": "L", "đ": "d", "Đ": "D"})
 

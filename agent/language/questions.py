@@ -17,7 +17,7 @@ from typing import Literal
 
 from agent.language.rules import ASKING_WORDS, QUALIFIERS
 from store.text_analysis import CANDIDATE, TextAnalyzer
-from store.text_forms import fold_accents
+from store.text_forms import WORD, fold_accents
 
 AnswerType = Literal[
     "yes_no",
@@ -34,10 +34,20 @@ AnswerType = Literal[
     "entity",
 ]
 
-_WORD = re.compile(r"[\w'’-]+")
 _NEGATION = re.compile(r"\b(?:not|never|no longer|none|neither|nor|without)\b|n[’']t\b", re.I)
-# "take place" says "happen": neither word is what the question is about.
-_TAKE_PLACE = re.compile(r"\b(?:take|takes|took|taken|taking)\s+place\b", re.I)
+# Phrases that say how a question asks, not what about; none of their words is a term:
+# "take place" says "happen" and "stand for" says "mean"; "words of wisdom" and "any
+# tips" ask for advice; "what are the parts" asks for what something holds. Pages give
+# the advice and the parts without naming them so.
+_FRAMES = re.compile(
+    r"\b(?:(?:take|takes|took|taken|taking)\s+place|stands?\s+for|words?\s+of\s+wisdom|"
+    r"(?:any|some)\s+(?:advice|tips|pointers|suggestions)|"
+    r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
+    re.I,
+)
+# What a term is asked to mean in ("what does TK mean in a draft doc?"): the setting the
+# asker met it in, which the definition need not repeat.
+_MEANING_SETTING = re.compile(r"\b(?:mean|means|stand for|stands for)\b(.+)$", re.I)
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
     r"might|must|shall)\b",
@@ -189,7 +199,7 @@ class QuestionAnalyzer:
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = " ".join(question.split())
-        content = _TAKE_PLACE.sub(" ", text)  # "when did it take place": when did it happen
+        content = _FRAMES.sub(" ", text)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
         sequence = [w if w not in ASKING_WORDS else None for w in self.phrase_words(content)]
@@ -197,37 +207,58 @@ class QuestionAnalyzer:
         asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
         # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
         telling = frozenset(terms) - asked if len(asked) >= 3 else frozenset()
+        # A quantity the asker supplies ("big contracts, like $50M") is a premise the
+        # answering page weighs with its own figures, not a word it must repeat.
+        supplied = {
+            s for w in WORD.findall(text) if _digit(w) and not _named(w) for s in self.stems(w)
+        }
+        kind = answer_type(text)
+        setting = _MEANING_SETTING.search(text) if kind == "definition" else None
+        if setting:
+            supplied |= set(self.stems(setting.group(1)))
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),
             names=tuple(t for t in dict.fromkeys(self._name_stems(text)) if t in terms),
-            answer_type=answer_type(text),
+            answer_type=kind,
             negated=bool(_NEGATION.search(text)),
             pairs=tuple(dict.fromkeys(pairs)),
-            context=telling,
+            context=telling | (supplied & set(terms)),
             qualifiers=frozenset(
                 w for q in QUALIFIERS for m in q.asked.finditer(text) for w in self.stems(m.group())
             ),
         )
 
     def _name_stems(self, text: str) -> list[str]:
-        words = _WORD.findall(text)
+        words = WORD.findall(text)
         named = [w for i, w in enumerate(words) if (i > 0 and w[:1].isupper()) or _named(w)]
         return self.stems(" ".join(named))
 
 
 def asking_sentences(text: str) -> list[str]:
-    """The sentences of a message that ask (a question mark, or opening with a question
-    word or an auxiliary), when it also has sentences that only tell; else all of it. A
-    Slack question often sets the scene first: "My dad passed away last week. How much of
-    my sick leave can I use?" asks only in its second sentence."""
-    sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip()]
+    """The sentences (and dash-joined clauses) of a message that ask (a question mark, or
+    opening with a question word or an auxiliary), when it also has parts that only tell;
+    else all of it. A Slack question often sets the scene first: "My dad passed away last
+    week. How much of my sick leave can I use?" asks only in its second sentence, and "I'm
+    resigning - how far ahead should I start?" only after its dash."""
+    sentences = [
+        c.strip()
+        for s in _SENTENCE_END.split(text.strip())
+        for c in _CLAUSE_DASH.split(s)
+        if c.strip()
+    ]
     asking = [s for s in sentences if s.rstrip().endswith("?") or _ASKS.match(s.strip())]
-    return asking if asking and len(asking) < len(sentences) else sentences
+    if asking and len(asking) < len(sentences):
+        return asking
+    return sentences or ([text.strip()] if text.strip() else [])
 
 
 # A sentence ends at ".", "!" or "?" before a space (not inside "e.g." or "3.5").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+# A dash between spaces joins a scene to its question as a full stop would ("I'm
+# resigning - how far ahead should I start offboarding?"); a hyphen inside a word
+# ("part-time", "follow-up") is not one.
+_CLAUSE_DASH = re.compile(r"\s+(?:-{1,2}|\u2013|\u2014)\s+|\s*\u2014\s*")
 _ASKS = re.compile(
     r"(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|"
     r"could|has|have|had|will|would|should|may|might|must|shall|any)\b",

@@ -89,8 +89,13 @@ OPPOSITE = _opposites()
 ASKING_WORDS = frozenset(
     # how a question asks for a name or a meaning ("what is it called", "what does X mean")
     "name call known refer term mean".split()
-    # how it asks for a time ("what year", "which day", "when did it happen")
-    + "happen year date day month centuri decad time era dure".split()
+    # how it asks for a time ("what year", "which day", "when did it happen", "what's the
+    # deadline", which the date answer type reads as "by when")
+    + "happen year date day month centuri decad time era dure deadlin".split()
+    # times relative to the moment the asker writes ("fly out tonight"): no page can say them
+    + "today tonight tomorrow yesterday now".split()
+    # question words the stop list lacks ("whose approval do we need?")
+    + "whose".split()
     # how it asks for a quantity ("how many", "what percentage")
     + "number mani much percentag percent amount".split()
     # how it asks for a kind ("what kind of", "in what way")
@@ -98,11 +103,11 @@ ASKING_WORDS = frozenset(
     # hedges that narrow nothing ("exactly", "usually", "the main")
     + "also differ exact approxim estim typic usual general current main primari".split()
     + "particular specif major certain".split()
-    # prepositions the stemmer keeps
-    + "within among upon via".split()
+    # prepositions the stemmer keeps ("besides the leave request", "like $50M")
+    + "within among upon via besid except despit toward along like".split()
     # how a chat message hedges or sets its tone, not its topic ("do I really have to",
     # "I just got", "can I actually"): Slack questions carry these, pages never answer them
-    + "just realli actual got anyway pleas ani".split()
+    + "just realli actual got anyway pleas ani folk".split()
     # a negation, which the negation rule judges (agent/language/questions.py): "Can I
     # telework without approval?" is answered by "Telework requires approval"
     + "without".split()

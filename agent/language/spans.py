@@ -32,9 +32,8 @@ from agent.language.rules import (
     WEEKDAYS,
     Qualifier,
 )
-from store.text_forms import MARKDOWN_LINK, fold
+from store.text_forms import MARKDOWN_LINK, WORD, fold
 
-_WORD = re.compile(r"[\w’'-]+")
 _MAX_WORDS = 25  # a longer span is a passage, not an answer; lists excepted
 _NUMERAL = (
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|k)\b)?|"
@@ -100,7 +99,7 @@ _COMMON = frozenset(
 
 def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
-    asked = {fold(w) for w in _WORD.findall(question)}
+    asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question)]
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
@@ -124,7 +123,7 @@ def constraints_met(question: str, context: str) -> bool:
 
 def _new(span: str, asked: set[str]) -> bool:
     """The span says something the question does not: a word of it is not asked."""
-    words = [fold(w) for w in _WORD.findall(span)]
+    words = [fold(w) for w in WORD.findall(span)]
     content = [w for w in words if w not in _COMMON]
     return any(w not in asked for w in content or words)
 
@@ -137,10 +136,10 @@ Finder = Callable[[str, str], Sequence[str]]
 def _numbers(quote: str, question: str) -> list[str]:
     found = [m.group() for m in _NUMBER.finditer(quote) if not _list_marker(quote, m)]
     # A span that shares a unit word with the question ("credit hours") comes first.
-    asked = {fold(w) for w in _WORD.findall(question)}
+    asked = {fold(w) for w in WORD.findall(question)}
 
     def rank(span: str) -> int:
-        words = {fold(w) for w in _WORD.findall(span) if not any(c.isdigit() for c in w)}
+        words = {fold(w) for w in WORD.findall(span) if not any(c.isdigit() for c in w)}
         return -len(words & asked)
 
     return sorted(found, key=rank)
@@ -188,7 +187,7 @@ def _names(quote: str, question: str) -> list[str]:
 def _roles(quote: str, question: str) -> list[str]:
     """Role phrases ("your immediate supervisor", "the Business Unit Director"), a pair
     joined by "and"/"or" kept whole."""
-    tokens = list(re.finditer(r"[\w’'-]+", quote))
+    tokens = list(WORD.finditer(quote))
     spans: list[tuple[int, int]] = []
     for i, token in enumerate(tokens):
         if token.group().casefold() not in ROLE_NOUNS:
@@ -232,9 +231,9 @@ def _places(quote: str, question: str) -> list[str]:
 def _polar(quote: str, question: str) -> list[str]:
     """The clause stating the yes or the no: the one with a polarity word, most of the
     question's words first."""
-    asked = {fold(w) for w in _WORD.findall(question)}
+    asked = {fold(w) for w in WORD.findall(question)}
     clauses = [c for c in _CLAUSE_BREAK.split(quote) if c and POLARITY.search(c)]
-    return sorted(clauses, key=lambda c: -len({fold(w) for w in _WORD.findall(c)} & asked))
+    return sorted(clauses, key=lambda c: -len({fold(w) for w in WORD.findall(c)} & asked))
 
 
 def _steps(quote: str, question: str) -> list[str]:
@@ -266,7 +265,7 @@ def _items(quote: str, question: str) -> list[str]:
 
 
 def _definitions(quote: str, question: str) -> list[str]:
-    asked = {fold(w) for w in _WORD.findall(question)}
+    asked = {fold(w) for w in WORD.findall(question)}
     # "TK (to come)": an expansion right after the word asked about comes first.
     found = [
         m.group(2)
@@ -341,7 +340,7 @@ def gap_sentence(
     topic = _shared_words(question, quote) or "the topic"
     found = [(m.start(), q.name) for q in QUALIFIERS if (m := q.asked.search(question))]
     asked = [name for _, name in sorted(found)]  # in the question's order
-    said = {fold(w) for w in _WORD.findall(f"{title} {quote}")}
+    said = {fold(w) for w in WORD.findall(f"{title} {quote}")}
     if unsaid and not asked and fold(unsaid) not in said:
         return f"“{title}” mentions {topic} but not {unsaid}."
     need = " ".join(asked) if asked else _MISSING.get(kind, "direct answer")
@@ -350,8 +349,8 @@ def gap_sentence(
 
 def _shared_words(question: str, quote: str) -> str:
     """The longest run of the question's words that the quote also has, in its wording."""
-    words = _WORD.findall(question)
-    said = {fold(w) for w in _WORD.findall(quote)}
+    words = WORD.findall(question)
+    said = {fold(w) for w in WORD.findall(quote)}
     best: list[str] = []
     run: list[str] = []
     for word in [*words, ""]:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.language.questions import QuestionAnalyzer
+from agent.language.questions import QuestionAnalyzer, asking_sentences
 from agent.reasoners.evidence import EvidenceScorer
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
@@ -160,3 +160,60 @@ def test_a_quantity_the_asker_supplies_is_not_a_name_the_page_must_repeat(
 ) -> None:
     names = analyzer.analyse(question).names
     assert not any(any(c.isdigit() for c in n) for n in names), names
+
+
+def test_a_scene_before_a_dash_is_context_as_a_sentence_before_would_be(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = analyzer.analyse(
+        "I'm resigning - how far ahead should I start the offboarding process?"
+    )
+    assert "resign" in question.context and "resign" not in question.key_terms
+    assert {"offboard", "process"} <= question.key_terms
+    # A hyphen inside a word joins nothing: "part-time" stays whole and key.
+    hyphen = analyzer.analyse("how much leave do part-time employees earn per pay period?")
+    assert not hyphen.context
+
+
+def test_a_preposition_the_stemmer_keeps_is_no_term_a_page_must_repeat(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = analyzer.analyse("besides the leave request, what should I do before I go?")
+    assert "besid" not in question.terms and "leav" in question.key_terms
+
+
+@given(st.text(alphabet=st.sampled_from("ab?.-— \u2013I'm how"), max_size=60))
+def test_the_asking_parts_are_never_empty_and_always_come_from_the_message(text: str) -> None:
+    parts = asking_sentences(text)
+    assert all(part.strip() and part.strip() in text for part in parts)
+    assert bool(parts) == bool(text.strip())
+
+
+@pytest.mark.parametrize(
+    ("question", "not_key", "key"),
+    [
+        # how it asks, not what about
+        ("what's the deadline to submit everything in Concur?", "deadlin", "concur"),
+        ("just got promoted to supervisor. any words of wisdom?", "wisdom", "supervisor"),
+        ("what's in a CPF? like what are the parts", "part", "cpf"),
+        ("What does SF-182 stand for?", "stand", "182"),
+        ("planning a team trip - whose approval do we need?", "whose", "approv"),
+        # times relative to the asker's message, and chat words
+        (
+            "need to fly out tonight and my authorization never got approved. what now?",
+            "tonight",
+            "author",
+        ),
+        ("how should I let folks know where I am?", "folk", "know"),
+        # a premise the asker supplies, and where a term was met
+        ("does AcqDiv do really big contracts, like $50M?", "50m", "acqdiv"),
+        ("does AcqDiv do really big contracts, like $50M?", "like", "contract"),
+        ("what does TK mean in a draft doc?", "draft", "tk"),
+    ],
+)
+def test_words_that_frame_the_question_are_not_terms_a_page_must_repeat(
+    analyzer: QuestionAnalyzer, question: str, not_key: str, key: str
+) -> None:
+    analysed = analyzer.analyse(question)
+    assert not_key not in analysed.key_terms
+    assert key in analysed.key_terms
