@@ -76,7 +76,14 @@ class ExtractiveReasoner:
         return Route("search", standalone(question, goal.history))
 
     async def decompose(self, question: str) -> list[PlannedQuestion]:
-        parts = decompose(question)
+        parts: list[str] = []
+        for part in decompose(question):
+            if parts and not self._analyzer.analyse(part).terms:
+                # "…after parental leave? how long?", "what's in a CPF? like what are the
+                # parts": a part with no words of its own asks more of the one before.
+                parts[-1] = f"{parts[-1]} {part}"
+            else:
+                parts.append(part)
         key = len(parts) == 1 or not is_choice(question)
         return [PlannedQuestion(text, key) for text in parts]
 

@@ -12,6 +12,7 @@ import dataclasses
 from collections.abc import Mapping, Sequence
 
 import numpy as np
+import pytest
 
 from agent.language.questions import QuestionAnalyzer
 from agent.reasoners.evidence import EvidenceScorer
@@ -254,3 +255,27 @@ async def test_a_sentence_that_refers_back_is_quoted_with_the_sentence_before(
     found = await reasoner(embedder).extract(0, [passage(1, "Networks", text)], state)
     best = max(found, key=lambda e: e.score)
     assert best.quote == text  # one contiguous span of the chunk: it verifies as stored
+
+
+@pytest.mark.parametrize(
+    ("question", "plan"),
+    [
+        (
+            "what's in a CPF? like what are the parts",
+            ["what's in a CPF? like what are the parts"],
+        ),
+        (
+            "do I have to stay after parental leave? how long?",
+            ["do I have to stay after parental leave? how long?"],
+        ),
+        # Two parts with words of their own stay two questions.
+        (
+            "how long is parental leave? who approves it?",
+            ["how long is parental leave?", "who approves it?"],
+        ),
+    ],
+)
+async def test_a_part_with_no_words_of_its_own_asks_more_of_the_part_before(
+    question: str, plan: list[str]
+) -> None:
+    assert [p.text for p in await _bare().decompose(question)] == plan
