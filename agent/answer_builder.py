@@ -85,7 +85,10 @@ class AnswerBuilder:
                     sub_question=self.state.sub_questions[draft.sub_question].text,
                     support=draft.support,
                     score=draft.score,
-                    span=draft.span,
+                    # A quote leads with its span as the answer only where the judge
+                    # found the sub-question answered; else it is shown as found, so a
+                    # passage on the topic is never dressed as the answer.
+                    span=draft.span if draft.sub_question in self.state.answered else "",
                 )
             )
         subs = self._sub_questions(kept)

@@ -132,6 +132,8 @@ async def test_a_question_naming_what_no_page_mentions_is_a_gap_naming_it(
     assert [g.detail for g in answer.gaps] == [
         "“Holidays” mentions paid holiday but not juneteenth."
     ]
+    # What was found is shown as found: no quote leads with a span as if it answered.
+    assert answer.claims and not any(c.span for c in answer.claims)
 
 
 async def test_a_name_is_not_corrected_into_a_word_the_pages_have(pages: Built) -> None:
