@@ -45,6 +45,12 @@ _FRAMES = re.compile(
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
+# A quantity given as an example or a guess: "like $50M", "say 20+ hours", "e.g. 8".
+_EXAMPLE_QUANTITY = re.compile(
+    r"\b(?:like|say|e\.g\.|eg|such as|for example|for instance|maybe|roughly|around)"
+    r",?\s+(?:\$|£|€)?(?P<quantity>\d[\w,.%-]*)",
+    re.I,
+)
 # What a term is asked to mean in ("what does TK mean in a draft doc?"): the setting the
 # asker met it in, which the definition need not repeat.
 _MEANING_SETTING = re.compile(r"\b(?:mean|means|stand for|stands for)\b(.+)$", re.I)
@@ -207,10 +213,14 @@ class QuestionAnalyzer:
         asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
         # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
         telling = frozenset(terms) - asked if len(asked) >= 3 else frozenset()
-        # A quantity the asker supplies ("big contracts, like $50M") is a premise the
-        # answering page weighs with its own figures, not a word it must repeat.
+        # A quantity the asker offers as an example ("big contracts, like $50M") is a
+        # premise the answering page weighs with its own figures, not a word it must
+        # repeat; a quantity stated plainly ("earn more than $50,000") is a constraint.
         supplied = {
-            s for w in WORD.findall(text) if _digit(w) and not _named(w) for s in self.stems(w)
+            s
+            for m in _EXAMPLE_QUANTITY.finditer(text)
+            if not _named(m["quantity"])
+            for s in self.stems(m["quantity"])
         }
         kind = answer_type(text)
         setting = _MEANING_SETTING.search(text) if kind == "definition" else None

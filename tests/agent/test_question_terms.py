@@ -217,3 +217,11 @@ def test_words_that_frame_the_question_are_not_terms_a_page_must_repeat(
     analysed = analyzer.analyse(question)
     assert not_key not in analysed.key_terms
     assert key in analysed.key_terms
+
+
+def test_a_quantity_stated_plainly_is_a_constraint_the_page_must_meet(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    # Only one offered as an example ("like $50M") is a premise; this one says which people.
+    question = analyzer.analyse("What share of staff earn more than $50,000 a year?")
+    assert "50" in question.key_terms
