@@ -19,10 +19,20 @@ SCOPES = MappingProxyType(
         "chat.postEphemeral": ("chat:write",),
         "chat.postMessage": ("chat:write",),
         "chat.update": ("chat:write",),
-        # Public and private channels and DMs: each kind needs its own history scope.
-        "conversations.history": ("channels:history", "groups:history", "im:history"),
-        "conversations.replies": ("channels:history", "groups:history", "im:history"),
-        "conversations.members": ("channels:read", "groups:read"),
+        # Public and private channels, DMs and group DMs: each kind needs its own scope.
+        "conversations.history": (
+            "channels:history",
+            "groups:history",
+            "im:history",
+            "mpim:history",
+        ),
+        "conversations.replies": (
+            "channels:history",
+            "groups:history",
+            "im:history",
+            "mpim:history",
+        ),
+        "conversations.members": ("channels:read", "groups:read", "mpim:read"),
         "usergroups.users.list": ("usergroups:read",),
         # A thank-you in the bot's thread gets a reaction (bot/slack/followups.py).
         "reactions.add": ("reactions:write",),

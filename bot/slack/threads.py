@@ -19,12 +19,14 @@ so a conversation of follow-ups costs one `conversations.replies` call per minut
 
 from __future__ import annotations
 
+import logging
 import time
 from collections import OrderedDict, deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from agent.answer import Answer, Turn
@@ -32,6 +34,8 @@ from bot.slack.config import Access
 from bot.slack.predicates import question_text
 from bot.slack.visibility import NOT_FOUND_TURN, visible_turn
 from store.runs import RunRepository
+
+log = logging.getLogger(__name__)
 
 ANSWER_EVENT = "kb_answer"
 QUESTION_EVENT = "kb_question"
@@ -89,9 +93,18 @@ class ThreadHistory:
             return []
         cached = self._threads.get((channel_id, thread_ts))
         if cached is None or time.monotonic() - cached.fetched_at > self._ttl:
-            cached = _Thread(
-                time.monotonic(), await self._fetch(channel_id, thread_ts, before_ts, bot_user_id)
-            )
+            try:
+                fetched = await self._fetch(channel_id, thread_ts, before_ts, bot_user_id)
+            except SlackApiError as exc:
+                # Slack refused the read (a token without this kind of conversation's
+                # history scope, a thread gone): the question is answered on its own
+                # rather than not at all, and the next one tries the read again.
+                log.warning(
+                    "could not read the thread's earlier turns (%s); answering without them",
+                    exc.response.get("error"),
+                )
+                return []
+            cached = _Thread(time.monotonic(), fetched)
             self._keep(channel_id, thread_ts, cached)
         return [visible_turn(t, access) for t in cached.turns[-self._max_turns :]]
 

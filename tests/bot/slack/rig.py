@@ -31,6 +31,7 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 import aiohttp
+import yaml
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
@@ -97,6 +98,11 @@ class FakeSlack:
             "CESCALATE": [BOT_USER, "W333"],
         }
         self.usergroups: dict[str, list[str]] = {"S0EXPERTS": ["W444"]}
+        # What kind of conversation each channel is, when its id does not say (a group DM's
+        # id starts with G or C, like a private or public channel's): see _kind.
+        self.kinds: dict[str, str] = {}
+        # The bot token's scopes: what manifest.yml asks for, as installing it grants.
+        self.granted: frozenset[str] = manifest_scopes()
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -278,11 +284,33 @@ class FakeSlack:
                 "url": f"ws://127.0.0.1:{self.port}/link",
             },
         }
-        refused = _refusal(method, params)
+        refused = _refusal(method, params) or self._unscoped(method, params)
         if refused:
             return refused
         answer = answers.get(method)
         return answer(params) if answer else {"ok": False, "error": "unknown_method"}
+
+    def _kind(self, channel: str) -> str:
+        """public_channel, private_channel, im or mpim: registered, else read off the id."""
+        if channel in self.kinds:
+            return self.kinds[channel]
+        return {"D": "im", "G": "private_channel"}.get(channel[:1], "public_channel")
+
+    def _unscoped(self, method: str, p: dict[str, Any]) -> dict[str, Any] | None:
+        """missing_scope, as Slack answers a history read in a kind of conversation the
+        token has no history scope for (https://docs.slack.dev/reference/methods/
+        conversations.replies: channels:history, groups:history, im:history, mpim:history)."""
+        if method not in ("conversations.replies", "conversations.history"):
+            return None
+        needed = _HISTORY_SCOPE[self._kind(str(p.get("channel", "")))]
+        if needed in self.granted:
+            return None
+        return {
+            "ok": False,
+            "error": "missing_scope",
+            "needed": needed,
+            "provided": ",".join(sorted(self.granted)),
+        }
 
     def _post(self, p: dict[str, Any]) -> dict[str, Any]:
         ts = self._next_ts()
@@ -448,6 +476,20 @@ class SlackSender:
 
 
 PLACEHOLDER_TEXT = placeholder_message().text
+
+
+_HISTORY_SCOPE = {
+    "public_channel": "channels:history",
+    "private_channel": "groups:history",
+    "im": "im:history",
+    "mpim": "mpim:history",
+}
+
+
+def manifest_scopes() -> frozenset[str]:
+    """The bot scopes manifest.yml asks for."""
+    manifest = yaml.safe_load((FIXTURES.parent.parent / "manifest.yml").read_text())
+    return frozenset(manifest["oauth_config"]["scopes"]["bot"])
 
 
 def _refusal(method: str, p: dict[str, Any]) -> dict[str, Any] | None:

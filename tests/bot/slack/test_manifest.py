@@ -24,6 +24,7 @@ def test_the_manifest_declares_the_command_events_and_urls_the_bot_serves() -> N
         "message.channels",
         "message.groups",
         "message.im",
+        "message.mpim",
     }
     urls = {
         settings["event_subscriptions"]["request_url"],
