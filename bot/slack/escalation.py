@@ -21,6 +21,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable, Callable, Mapping
 
+import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
@@ -52,6 +53,7 @@ from bot.slack.notices import (
     added_to_knowledge,
     already_escalated,
 )
+from bot.slack.posting import Poster
 from bot.slack.threads import answer_metadata
 from bot.slack.views import ExpertAnswerForm, expert_answer_modal
 from bot.slack.visibility import visible_answer
@@ -113,10 +115,11 @@ class EscalationDesk:
             channel, thread_ts = escalation.channel_id, escalation.thread_ts
         try:
             escalation = await self._post(escalation, answer, channel, thread_ts=thread_ts)
-        except SlackApiError as exc:
+        except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError) as exc:
             # Nothing reached the experts: forget it, so pressing again can succeed.
             await self._escalations.forget(escalation.id)
-            log.warning("escalation post failed: %s", exc.response.get("error"))
+            slack_error = exc.response.get("error") if isinstance(exc, SlackApiError) else None
+            log.warning("escalation post failed: %s", slack_error or type(exc).__name__)
             await self._tell(click, ESCALATION_FAILED)
             return
         if self._metrics is not None:
@@ -146,12 +149,14 @@ class EscalationDesk:
     async def _post(
         self, escalation: Escalation, answer: Answer, channel: str, *, thread_ts: str | None
     ) -> Escalation:
-        response = await self._client.chat_postMessage(
+        # Under a post key, so a 5xx after Slack posted it finds the post instead of
+        # posting the escalation twice (bot/slack/posting.py).
+        ts = await Poster(self._client).post(
+            key=f"escalation-{escalation.id}",
             channel=channel,
             thread_ts=thread_ts,
             **self._post_message(escalation, answer).post_kwargs(),
         )
-        ts = str(response["ts"])
         return await self._escalations.posted(
             escalation.id, channel_id=channel, ts=ts, permalink=await self._permalink(channel, ts)
         )
@@ -286,13 +291,17 @@ class EscalationDesk:
         )
         # In the asker's thread; when the question was answered privately, to the asker.
         channel = escalation.channel_id if escalation.thread_ts else escalation.asker_id
+        poster = Poster(self._client)
         posted = [
-            await self._client.chat_postMessage(
-                channel=channel, thread_ts=escalation.thread_ts, **message.post_kwargs()
+            await poster.post_where(
+                key=f"escalation-{escalation.id}-answer-{part}",
+                channel=channel,
+                thread_ts=escalation.thread_ts,
+                **message.post_kwargs(),
             )
-            for message in messages
+            for part, message in enumerate(messages)
         ]
-        answer_link = await self._permalink(str(posted[0]["channel"]), str(posted[0]["ts"]))
+        answer_link = await self._permalink(*posted[0])
         await self._refresh_post(escalation, answer_link=answer_link)
         await self._index_collection(escalation.collection)
         if escalation.post_channel_id:

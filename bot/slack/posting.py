@@ -70,13 +70,29 @@ class Poster:
         **message: Any,
     ) -> str:
         """Post once under `key`; return the message's ts (an earlier attempt's, if found)."""
+        _, ts = await self.post_where(
+            key=key, channel=channel, thread_ts=thread_ts, metadata=metadata, **message
+        )
+        return ts
+
+    async def post_where(
+        self,
+        *,
+        key: str,
+        channel: str,
+        thread_ts: str | None,
+        metadata: Mapping[str, Any] | None = None,
+        **message: Any,
+    ) -> tuple[str, str]:
+        """As `post`, returning the channel Slack posted in with the ts (a DM posted to a
+        user id is in the D… channel Slack opened for it)."""
         marked = with_post_key(metadata, key)
         for attempt in range(1, self._attempts + 1):
             try:
                 response = await self._once.chat_postMessage(
                     channel=channel, thread_ts=thread_ts, metadata=marked, **message
                 )
-                return str(response["ts"])
+                return str(response["channel"]), str(response["ts"])
             except SlackApiError as exc:
                 if exc.response.status_code < 500:
                     raise  # Slack said no (or rate limits outlasted the retries): not posted
@@ -88,7 +104,7 @@ class Poster:
             found = await self._find_quietly(key=key, channel=channel, thread_ts=thread_ts)
             if found is not None:
                 log.info("the failed chat.postMessage had posted; its message is kept")
-                return found
+                return channel, found
             if attempt == self._attempts:
                 raise failure
         raise AssertionError("unreachable")

@@ -266,3 +266,25 @@ async def test_without_an_escalation_channel_a_dm_asker_is_told_where_to_go(star
     await bot.idle()
     assert fake_slack.calls_to("chat.postEphemeral")[-1].params["text"] == line
     assert [m for m in fake_slack.messages["D111"] if ids.ESCALATION_ANSWER in json.dumps(m)] == []
+
+
+async def test_an_escalation_and_the_expert_s_answer_are_posted_once_when_slack_fails_after_posting(
+    start_bot, fake_slack, pool
+):
+    # Slack posts each message, then answers 500: a blind retry would post it again.
+    bot = await start_bot(options=OPTIONS)
+    reply = await _ask(bot, fake_slack, ts="1700000310.000001", event_id="EvAsk")
+    fake_slack.script_after("chat.postMessage", status=500, body={"ok": False, "error": "fatal"})
+    post = await _escalate(bot, fake_slack, reply)
+    assert len(fake_slack.messages["CESC"]) == 1
+    row = await pool.fetchrow("SELECT post_ts FROM escalations")
+    assert row["post_ts"] == post["ts"]  # the post Slack made is the one recorded
+
+    fake_slack.script_after("chat.postMessage", status=500, body={"ok": False, "error": "fatal"})
+    await _answer_as_expert(bot, fake_slack, post)
+    in_thread = [
+        m
+        for m in fake_slack.messages["C111"]
+        if m.get("thread_ts") == "1700000310.000001" and "facilities desk" in json.dumps(m)
+    ]
+    assert len(in_thread) == 1
