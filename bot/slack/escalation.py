@@ -54,6 +54,7 @@ from bot.slack.notices import (
     already_escalated,
 )
 from bot.slack.posting import Poster
+from bot.slack.responder import Responder
 from bot.slack.threads import answer_metadata
 from bot.slack.views import ExpertAnswerForm, expert_answer_modal
 from bot.slack.visibility import visible_answer
@@ -347,7 +348,4 @@ class EscalationDesk:
         return response.get("permalink")
 
     async def _tell(self, click: Click, text: str) -> None:
-        if click.channel_id:
-            await self._client.chat_postEphemeral(
-                channel=click.channel_id, user=click.user_id, text=text, thread_ts=click.thread_ts
-            )
+        await Responder(self._client).tell(click, text)

@@ -12,6 +12,7 @@ from bot.metrics import Metrics
 from bot.slack.click_checks import run_belongs_to_click
 from bot.slack.clicks import Click
 from bot.slack.notices import FEEDBACK_THANKS, NOT_THIS_MESSAGE
+from bot.slack.responder import Responder
 from bot.slack.views import FeedbackCommentForm, feedback_comment_modal
 from store.feedback import FeedbackRepository
 from store.runs import RunRepository
@@ -38,10 +39,7 @@ class FeedbackDesk:
             return
         run = await self._runs.get(click.run_id)
         if run is None or not run_belongs_to_click(run.origin, click):
-            if click.channel_id:
-                await self._client.chat_postEphemeral(
-                    channel=click.channel_id, user=click.user_id, text=NOT_THIS_MESSAGE
-                )
+            await Responder(self._client).tell(click, NOT_THIS_MESSAGE)
             return
         # The modal first: its trigger_id expires 3 s after the click, the vote can wait.
         opened = vote < 0 and bool(click.trigger_id)
@@ -57,13 +55,8 @@ class FeedbackDesk:
         await self._feedback.vote(run_id=click.run_id, user_id=click.user_id, vote=vote)
         if self._metrics is not None:
             self._metrics.voted(vote)
-        if not opened and click.channel_id:  # a click that shows nothing looks broken
-            await self._client.chat_postEphemeral(
-                channel=click.channel_id,
-                user=click.user_id,
-                thread_ts=click.thread_ts,
-                text=FEEDBACK_THANKS,
-            )
+        if not opened:  # a click that shows nothing looks broken
+            await Responder(self._client).tell(click, FEEDBACK_THANKS)
 
     async def comment(self, *, run_id: int, user_id: str, text: str) -> None:
         if text:

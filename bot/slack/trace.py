@@ -13,6 +13,7 @@ from bot.slack.click_checks import run_belongs_to_click
 from bot.slack.clicks import Click
 from bot.slack.config import AccessPolicy
 from bot.slack.notices import NOT_THIS_MESSAGE, RUN_NOT_FOUND
+from bot.slack.responder import Responder
 from bot.slack.visibility import chunk_ids_of, visible_run
 from store.catalog import Catalog
 from store.runs import RunRepository
@@ -37,19 +38,11 @@ class TraceDesk:
             return
         run = await self._runs.get(click.run_id) if click.run_id is not None else None
         if run is None or not run_belongs_to_click(run.origin, click):
-            await self._client.chat_postEphemeral(
-                channel=click.channel_id,
-                user=click.user_id,
-                text=RUN_NOT_FOUND if run is None else NOT_THIS_MESSAGE,
+            await Responder(self._client).tell(
+                click, RUN_NOT_FOUND if run is None else NOT_THIS_MESSAGE
             )
             return
         origins = await self._catalog.chunk_origins(chunk_ids_of(run))
         shown = visible_run(run, self._access.for_channel(click.channel_id), origins)
         message = trace_message(shown)
-        await self._client.chat_postEphemeral(
-            channel=click.channel_id,
-            user=click.user_id,
-            thread_ts=click.thread_ts,
-            text=message.text,
-            blocks=message.blocks,
-        )
+        await Responder(self._client).tell(click, message.text, message.blocks)

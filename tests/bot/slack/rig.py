@@ -101,6 +101,8 @@ class FakeSlack:
         # What kind of conversation each channel is, when its id does not say (a group DM's
         # id starts with G or C, like a private or public channel's): see _kind.
         self.kinds: dict[str, str] = {}
+        # response_url hooks Slack no longer honours (used up, or older than 30 minutes).
+        self.expired_hooks: set[str] = set()
         # The bot token's scopes: what manifest.yml asks for, as installing it grants.
         self.granted: frozenset[str] = manifest_scopes()
         self._changed = asyncio.Condition()
@@ -225,6 +227,9 @@ class FakeSlack:
 
     async def _hook(self, request: web.Request) -> web.Response:
         raw = await request.read()
+        if request.match_info["path"] in self.expired_hooks:
+            # A response_url past its 30 minutes or 5 uses: refused, nothing shown.
+            return web.Response(status=404, text="expired_url")
         await self._record(
             Call("hook", json.loads(raw or b"{}"), dict(request.headers), raw, path=request.path),
             hook=True,
