@@ -50,6 +50,7 @@ from agent.eval.retrieval import DatasetError
 from agent.grounding import quote_occurs
 from store.corpus import ChunkText
 from store.runs import StoredRun
+from store.text_forms import link_text
 
 METRIC_KEYS = (
     "grounding_rate",
@@ -261,7 +262,10 @@ def markdown_table(name: str, metrics: Mapping[str, float | int | None]) -> str:
 
 
 def squad_normalise(text: str) -> str:
-    """SQuAD's answer normalisation: lower case, no punctuation, no articles, one space."""
+    """SQuAD's answer normalisation: lower case, no punctuation, no articles, one space;
+    a Markdown link read as its text, as Slack shows it ("[Made by Trello](https://…)"
+    reads "Made by Trello", not "made by trellohttps…")."""
+    text = link_text(text)
     text = "".join(c for c in text.lower() if c not in set(string.punctuation))
     return " ".join(re.sub(r"\b(a|an|the)\b", " ", text).split())
 
