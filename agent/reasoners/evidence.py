@@ -29,6 +29,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from agent.answer import Support
+from agent.language.abbreviations import defined_abbreviations
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
 from agent.language.spans import constraints_met, find_span
@@ -236,6 +237,10 @@ class EvidenceScorer:
         weights: dict[str, float],
     ) -> list[_Lexical]:
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
+        aliases = tuple(
+            (self.stems(name), self.stems(short))
+            for short, name in defined_abbreviations(passage.text).items()
+        )
         found = []
         for unit in quotable_units(self._splitter, passage.text):
             chunk = _chunk_of(passage, unit)
@@ -251,6 +256,7 @@ class EvidenceScorer:
                     phrases,
                     bridged,
                     weights,
+                    aliases,
                 )
             )
         return found
@@ -265,10 +271,18 @@ class EvidenceScorer:
         phrases: set[tuple[str, str]],
         bridged: frozenset[str],
         weights: dict[str, float],
+        aliases: tuple[tuple[frozenset[str], frozenset[str]], ...] = (),
     ) -> _Lexical:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
         own = self.stems(unit.text)
         context = own | self.stems(passage.title) | self.stems(section) | bridged
+        # An abbreviation the passage defines stands for its full name and back: under
+        # "Employee Assistance Program", a sentence speaks of the EAP a question names.
+        for name, short in aliases:
+            if name <= context:
+                context |= short
+            elif short <= context:
+                context |= name
         terms = question.key_terms
         covered = terms & context
         names = set(question.names) & terms

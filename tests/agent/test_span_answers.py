@@ -66,6 +66,15 @@ PAGES = [
         "year of your sick leave for bereavement, funeral planning, and attending a funeral.",
     ),
     SourceDocument(
+        uri="benefits.md",
+        title="Benefits",
+        url="https://kb.test/benefits",
+        text="# Benefits\n\n## Employee Assistance Program\n\nThe [Employee Assistance "
+        "Program (EAP)](https://eap.test/) is a free support resource. The EAP offers "
+        "sessions with licensed counselors.\n\nYou can receive six free sessions for you "
+        "or family members. EAP counselors can provide referrals beyond the six sessions.",
+    ),
+    SourceDocument(
         uri="calendars.md",
         title="Shared calendars",
         url="https://kb.test/calendars",
@@ -158,3 +167,13 @@ async def test_a_close_paraphrase_with_the_asked_span_answers(pages: Built) -> N
     answer = await pages.loop().answer("how many credit hours can I have banked at once?")
     assert not answer.escalate, answer.gaps
     assert "up to 24 credit hours" in answer.claims[0].span
+
+
+async def test_a_sentence_under_a_heading_the_page_abbreviates_speaks_of_the_abbreviation(
+    pages: Built,
+) -> None:
+    # The page defines "Employee Assistance Program (EAP)"; the sentence with the answer
+    # sits under that heading and never says "EAP": it is quoted, with its span.
+    answer = await pages.loop().answer("how many free counseling sessions does the EAP give us?")
+    assert not answer.escalate, answer.gaps
+    assert "six free sessions" in [c.span for c in answer.claims]
