@@ -195,9 +195,16 @@ class GitHubSettings(ConnectorSettings):
 
     # GitHub.com, or a GitHub Enterprise Server's API root (https://HOST/api/v3).
     base_url: str = Field(default="https://api.github.com", min_length=1)
-    # The environment variable holding the token (a fine-grained or classic PAT, or an
-    # App installation token minted outside): contents:read, issues:read.
+    # The environment variable holding the token (a fine-grained or classic PAT):
+    # contents:read, issues:read.
     token_env: str = "GITHUB_TOKEN"
+    # Or a GitHub App installation, which needs no person's token: the app's id, its
+    # installation's id (in the installation's settings URL) and the environment variable
+    # holding the app's private key (PEM). Each run mints an installation token (one
+    # request); githubkit mints another before its hour is up.
+    app_id: int | None = Field(default=None, ge=1)
+    installation_id: int | None = Field(default=None, ge=1)
+    private_key_env: str = "GITHUB_APP_PRIVATE_KEY"
     repositories: list[str] = Field(default_factory=list)
     # Or every repository of an organisation whose name matches `repository_filter`.
     org: str | None = Field(default=None, min_length=1)
@@ -220,8 +227,20 @@ class GitHubSettings(ConnectorSettings):
                 raise ValueError(f"{name!r} is not owner/name")
         return repositories
 
+    @property
+    def app_auth(self) -> bool:
+        return self.app_id is not None
+
+    def credential_envs(self) -> list[str]:
+        return [self.private_key_env if self.app_auth else self.token_env]
+
     @model_validator(mode="after")
     def _something_to_read(self) -> GitHubSettings:
+        if (self.app_id is None) != (self.installation_id is None):
+            raise ValueError(
+                "a GitHub App needs both app_id and installation_id (the number at the end "
+                "of the installation's settings URL); for a token, give neither"
+            )
         if not self.repositories and not self.org:
             raise ValueError("give repositories (owner/name) or org")
         if self.wiki:

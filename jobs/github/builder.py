@@ -9,16 +9,23 @@ from jobs.documents import Source
 
 
 def build_github_source(config: Any, context: ConnectorContext) -> Source:
-    from jobs.github.client import GitHubApi
+    from jobs.github.client import AppInstallation, Credentials, GitHubApi, Token
     from jobs.github.source import GitHubSource
 
     settings = config.settings
-    token = context.credential(source=config.name, env=settings.token_env)
+    credentials: Credentials
+    if settings.app_id is not None and settings.installation_id is not None:
+        key = context.credential(source=config.name, env=settings.private_key_env)
+        credentials = AppInstallation(
+            settings.app_id, settings.installation_id, key.value, key_env=key.env
+        )
+    else:
+        token = context.credential(source=config.name, env=settings.token_env)
+        credentials = Token(token.value, token.env)
 
     def api() -> GitHubApi:
         return GitHubApi(
-            token=token.value,
-            token_env=token.env,
+            credentials,
             base_url=settings.base_url,
             timeout_seconds=settings.timeout_seconds,
             max_wait_seconds=settings.max_wait_seconds,

@@ -26,7 +26,11 @@ from datetime import datetime, timedelta
 from types import TracebackType
 from typing import Any
 
-from githubkit import GitHub, Response, TokenAuthStrategy
+from cryptography.exceptions import UnsupportedAlgorithm
+from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
+from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from githubkit import AppInstallationAuthStrategy, GitHub, Response, TokenAuthStrategy
+from githubkit.cache import MemCacheStrategy
 from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
 from githubkit.retry import RetryChainDecision, RetryOption, RetryServerError
 from githubkit.utils import UNSET
@@ -42,6 +46,31 @@ class GitHubError(JobsError):
 
 class NotFound(GitHubError):
     """A repository or branch GitHub does not show this token (404, or 422 for a ref)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Token:
+    """A personal access token, and the environment variable it came from."""
+
+    value: str
+    env: str
+
+
+@dataclass(frozen=True, slots=True)
+class AppInstallation:
+    """A GitHub App installation: githubkit signs a JWT (RS256) with the app's private key,
+    trades it for an installation token at POST /app/installations/{id}/access_tokens, and
+    mints a new one before its hour is up.
+    https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/authenticating-as-a-github-app-installation
+    """
+
+    app_id: int
+    installation_id: int
+    private_key: str  # PEM
+    key_env: str
+
+
+Credentials = Token | AppInstallation
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,25 +149,27 @@ class GitHubApi:
 
     def __init__(
         self,
+        credentials: Credentials,
         *,
-        token: str,
-        token_env: str,
         base_url: str = DEFAULT_BASE_URL,
         timeout_seconds: float = 30.0,
         max_wait_seconds: float = 120.0,
     ) -> None:
-        self._token_env = token_env
+        self._credentials = credentials
         retry = RetryChainDecision(
             _CappedRateLimit(max_retry=3, max_wait=timedelta(seconds=max_wait_seconds)),
             RetryServerError(max_retry=3),
         )
         self._github = GitHub(
-            TokenAuthStrategy(token),
+            _strategy(credentials),
             base_url=base_url,
             timeout=timeout_seconds,
             # The ETag of each branch head is kept in the store between runs; an
             # in-memory HTTP cache would only hold bodies this run never re-reads.
             http_cache=False,
+            # Installation tokens are kept by this client only: githubkit's default cache
+            # is one per process, shared by every source and test server.
+            cache_strategy=MemCacheStrategy(),
             auto_retry=retry,
         )
 
@@ -294,14 +325,63 @@ class GitHubApi:
             raise self._source_error(error, where) from error
 
     def _source_error(self, error: GitHubException, where: str) -> GitHubError:
+        if isinstance(error, RequestError) and isinstance(error.exc, GitHubException):
+            error = error.exc  # refused while minting the App's installation token
         if isinstance(error, RequestFailed) and error.response.status_code == 401:
+            return GitHubError(_refused(self._credentials, error))
+        if (
+            isinstance(error, RequestFailed)
+            and error.response.status_code == 404
+            and isinstance(self._credentials, AppInstallation)
+            and "/access_tokens" in str(error.response.raw_request.url)
+        ):
+            app = self._credentials
             return GitHubError(
-                f"GitHub refused the token in {self._token_env} (401 Bad credentials): it is "
-                f"wrong, expired or revoked; set {self._token_env} to a valid token"
+                f"GitHub has no installation {app.installation_id} of GitHub App "
+                f"{app.app_id}: install the app on the organisation and copy the number at "
+                "the end of the installation's settings URL into installation_id"
             )
         if isinstance(error, RequestFailed) and error.response.status_code in (404, 422):
             return NotFound(f"{where}: {_describe(error)}")
         return GitHubError(f"{where}: {_describe(error)}")
+
+
+def _strategy(credentials: Credentials) -> TokenAuthStrategy | AppInstallationAuthStrategy:
+    if isinstance(credentials, Token):
+        return TokenAuthStrategy(credentials.value)
+    try:
+        key = load_pem_private_key(credentials.private_key.encode(), password=None)
+    except (ValueError, TypeError, UnsupportedAlgorithm) as error:
+        raise GitHubError(
+            f"{credentials.key_env} does not hold a GitHub App private key ({error}): set it "
+            "to the whole .pem file the app's settings page generated, BEGIN and END lines "
+            "included"
+        ) from error
+    if not isinstance(key, RSAPrivateKey):
+        raise GitHubError(f"{credentials.key_env} holds a key GitHub can't use: it needs RSA")
+    return AppInstallationAuthStrategy(
+        str(credentials.app_id),
+        credentials.private_key,
+        installation_id=credentials.installation_id,
+    )
+
+
+def _refused(credentials: Credentials, error: RequestFailed) -> str:
+    """One line saying which credential GitHub refused (401) and what to do."""
+    if isinstance(credentials, Token):
+        return (
+            f"GitHub refused the token in {credentials.env} (401 Bad credentials): it is "
+            f"wrong, expired or revoked; set {credentials.env} to a valid token"
+        )
+    try:
+        said = str(error.response.json().get("message") or "Bad credentials")
+    except (ValueError, AttributeError):
+        said = "Bad credentials"
+    return (
+        f"GitHub refused GitHub App {credentials.app_id} (401 {said}): check that "
+        f"{credentials.key_env} holds the app's current private key and that this "
+        "machine's clock is right"
+    )
 
 
 def _describe(error: GitHubException) -> str:

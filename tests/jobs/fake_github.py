@@ -16,6 +16,11 @@ the base URL setting works. Wire format from the REST reference:
   https://docs.github.com/en/rest/using-the-rest-api/rate-limits-for-the-rest-api
   (every answer carries `x-ratelimit-*`; a 304 does not count; a secondary limit is a 403
   with `retry-after`; no credential or a bad one is a 401 "Bad credentials").
+- GitHub Apps: https://docs.github.com/en/apps/creating-github-apps/authenticating-with-a-github-app/generating-a-json-web-token-jwt-for-a-github-app
+  and https://docs.github.com/en/rest/apps/apps#create-an-installation-access-token-for-an-app
+  (a JWT signed RS256 with the app's key, `iss` the app id, `exp` at most 10 minutes
+  ahead; it is accepted only on `/app/...` routes; the installation token it buys, an
+  hour long, is what every other route takes; a JWT's errors are GitHub's own words).
 
 Strict: an unknown token is a 401, an unknown repository, ref or blob a 404, a page past
 the end an empty list. Every request is recorded (method, path, query, headers, status).
@@ -26,11 +31,14 @@ from __future__ import annotations
 import base64
 import hashlib
 import itertools
+import secrets
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+import jwt
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
@@ -85,6 +93,17 @@ class FakeRepo:
         return self.commits[-1]
 
 
+@dataclass(slots=True)
+class FakeApp:
+    """A GitHub App registered with the fake: its id, public key and installations."""
+
+    app_id: int
+    public_key_pem: str
+    installations: set[int]
+    # Installation tokens minted so far, and when each expires (epoch seconds).
+    tokens: dict[str, float] = field(default_factory=dict)
+
+
 @dataclass(frozen=True, slots=True)
 class Recorded:
     method: str
@@ -109,6 +128,12 @@ class FakeGitHub:
         # Items per page at most (GitHub's is 100; tests lower it to see several pages).
         self.page_cap = 100
         self._clock = itertools.count(1)
+        self.apps: dict[int, FakeApp] = {}
+
+    def register_app(self, app_id: int, public_key_pem: str, installation_id: int) -> FakeApp:
+        app = FakeApp(app_id, public_key_pem, {installation_id})
+        self.apps[app_id] = app
+        return app
 
     # -- what a test sets up ------------------------------------------------------------
 
@@ -150,6 +175,9 @@ class FakeGitHub:
     def app(self) -> web.Application:
         app = web.Application(middlewares=[self._middleware])
         r = app.router
+        r.add_post(
+            PREFIX + "/app/installations/{installation}/access_tokens", self._installation_token
+        )
         r.add_get(PREFIX + "/repos/{owner}/{repo}", self._repo)
         r.add_get(PREFIX + "/orgs/{org}/repos", self._org_repos)
         r.add_get(PREFIX + "/repos/{owner}/{repo}/commits", self._list_commits)
@@ -180,7 +208,11 @@ class FakeGitHub:
     async def _answer(self, request: web.Request, handler: Any) -> web.StreamResponse:
         auth = request.headers.get("Authorization", "")
         scheme, _, token = auth.partition(" ")
-        if scheme.lower() not in ("token", "bearer") or token != self.token:
+        on_app_route = request.path.startswith(PREFIX + "/app/")
+        if on_app_route:
+            if scheme.lower() != "bearer":
+                return _error(401, "A JSON web token could not be decoded")
+        elif scheme.lower() not in ("token", "bearer") or not self._token_valid(token):
             return _error(401, "Bad credentials")
         if self.exhausted:
             return _error(403, "API rate limit exceeded for user ID 1.")
@@ -197,6 +229,53 @@ class FakeGitHub:
         except web.HTTPNotFound:
             return _error(404, "Not Found")
         return response
+
+    def _token_valid(self, token: str) -> bool:
+        if token == self.token:
+            return True
+        now = time.time()
+        return any(app.tokens.get(token, 0.0) > now for app in self.apps.values())
+
+    async def _installation_token(self, request: web.Request) -> web.Response:
+        _, _, token = request.headers.get("Authorization", "").partition(" ")
+        try:
+            claims = jwt.decode(token, options={"verify_signature": False})
+            app = self.apps.get(int(claims["iss"]))
+        except (jwt.InvalidTokenError, KeyError, TypeError, ValueError):
+            return _error(401, "A JSON web token could not be decoded")
+        if app is None:
+            return _error(401, "Integration not found")
+        try:
+            jwt.decode(token, app.public_key_pem, algorithms=["RS256"], leeway=60)
+        except jwt.ExpiredSignatureError:
+            return _error(
+                401,
+                "'Expiration time' claim ('exp') must be a numeric value representing the "
+                "future time at which the assertion expires",
+            )
+        except jwt.InvalidTokenError:
+            return _error(401, "A JSON web token could not be decoded")
+        now = time.time()
+        if claims.get("exp", 0) - now > 600 + 30:
+            return _error(401, "'Expiration time' claim ('exp') is too far in the future")
+        if claims.get("iat", now) > now + 60:
+            return _error(
+                401,
+                "'Issued at' claim ('iat') must be an Integer representing the "
+                "time that the assertion was issued",
+            )
+        if int(request.match_info["installation"]) not in app.installations:
+            return _error(404, "Not Found")
+        minted = "ghs_" + secrets.token_hex(18)
+        expires = now + 3600
+        app.tokens[minted] = expires
+        body = {
+            "token": minted,
+            "expires_at": _iso(datetime.fromtimestamp(expires, UTC)),
+            "permissions": {"contents": "read", "issues": "read", "metadata": "read"},
+            "repository_selection": "all",
+        }
+        return web.json_response(body, status=201)
 
     def _rate_headers(self) -> dict[str, str]:
         reset = int((datetime.now(UTC) + timedelta(hours=1)).timestamp())

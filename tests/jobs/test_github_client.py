@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from jobs.github.client import GitHubApi, GitHubError, NotFound
+from jobs.github.client import GitHubApi, GitHubError, NotFound, Token
 from tests.jobs.fake_github import TOKEN, FakeGitHub, FakeIssue, running_fake_github
 
 
@@ -17,7 +17,7 @@ async def github() -> AsyncIterator[FakeGitHub]:
 
 
 def api(fake: FakeGitHub, *, token: str = TOKEN) -> GitHubApi:
-    return GitHubApi(token=token, token_env="GITHUB_TOKEN", base_url=fake.base_url)
+    return GitHubApi(Token(token, "GITHUB_TOKEN"), base_url=fake.base_url)
 
 
 async def test_the_head_is_asked_for_with_its_etag_and_a_304_says_it_has_not_moved(
