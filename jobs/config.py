@@ -214,6 +214,8 @@ class GitHubSettings(ConnectorSettings):
     exclude: list[str] = Field(default_factory=lambda: list(GITHUB_EXCLUDE))
     # none | answered (closed as completed) | closed | all: issues as documents.
     issues: Literal["none", "answered", "closed", "all"] = "none"
+    # none | answered (an answer accepted) | all: discussions as documents (GraphQL).
+    discussions: Literal["none", "answered", "all"] = "none"
     wiki: bool = False
     max_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
     # A rate-limit wait longer than this ends the run (it resumes at the next one).

@@ -31,11 +31,19 @@ from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
 from githubkit import AppInstallationAuthStrategy, GitHub, Response, TokenAuthStrategy
 from githubkit.cache import MemCacheStrategy
-from githubkit.exception import GitHubException, RateLimitExceeded, RequestError, RequestFailed
+from githubkit.exception import (
+    GitHubException,
+    GraphQLFailed,
+    RateLimitExceeded,
+    RequestError,
+    RequestFailed,
+)
 from githubkit.retry import RetryChainDecision, RetryOption, RetryServerError
 from githubkit.utils import UNSET
 
 from jobs.errors import DocumentError, DocumentGone, JobsError
+from jobs.github.discussions import QUERY as DISCUSSIONS_QUERY
+from jobs.github.discussions import Discussion, parse_page
 
 DEFAULT_BASE_URL = "https://api.github.com"
 
@@ -316,6 +324,36 @@ class GitHubApi:
         except GitHubException as error:
             raise DocumentError(_describe(error)) from error
         return found
+
+    async def discussions(
+        self, repository: Repository, *, since: datetime | None
+    ) -> AsyncIterator[Discussion]:
+        """Discussions updated at or after `since` (all when None), newest update first:
+        pages are read only until one reaches back before `since` (GraphQL)."""
+        cursor: str | None = None
+        while True:
+            variables = {"owner": repository.owner, "name": repository.name, "cursor": cursor}
+            try:
+                data = await self._github.graphql.arequest(DISCUSSIONS_QUERY, variables)
+            except GraphQLFailed as error:
+                messages = dict.fromkeys(e.message for e in error.response.errors or [])
+                said = "; ".join(list(messages)[:3])
+                raise GitHubError(
+                    f"the discussions of {repository.full_name}: GitHub said: {said}"
+                ) from error
+            except GitHubException as error:
+                where = f"the discussions of {repository.full_name}"
+                raise self._source_error(error, where) from error
+            page = parse_page(data)
+            if page is None:
+                raise NotFound(f"{repository.full_name}: its discussions are not visible")
+            for discussion in page.discussions:
+                if since is not None and discussion.updated_at < since:
+                    return
+                yield discussion
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
 
     async def _call(self, method: Any, *args: Any, **kwargs: Any) -> Response[Any]:
         try:

@@ -12,12 +12,16 @@ Per repository, per run:
    `compare` capped at 300 files could.
 3. Issues (if enabled): `GET /repos/{o}/{r}/issues?since=` the newest update seen, with
    their comments; one that no longer matches the filter (reopened) is removed.
+4. Discussions (if enabled): GraphQL pages, newest update first, until one older than the
+   newest update seen last run (jobs/github/discussions.py); the accepted answer leads
+   its replies, and one whose answer was unmarked leaves an "answered" source.
 
-Documents: uri `owner/repo/path` (or `owner/repo/issues/N`), URL the file on its default
-branch (`html_url/blob/branch/path`) or the issue's page, updated = the file's newest
-commit (or the issue's update time). Wikis are git repositories, not REST resources: not
-read here (the settings say so). The cursor, per repository: default branch, html_url,
-head SHA, its ETag and the issues' `since`.
+Documents: uri `owner/repo/path` (or `owner/repo/issues/N`, `owner/repo/discussions/N`),
+URL the file on its default branch (`html_url/blob/branch/path`) or the issue's or
+discussion's page, updated = the file's newest commit (or the last update). Wikis are git
+repositories, not REST resources: not read here (the settings say so). The cursor, per
+repository: default branch, html_url, head SHA, its ETag and the issues' and discussions'
+`since`.
 """
 
 from __future__ import annotations
@@ -42,6 +46,7 @@ from jobs.formats.markdown import convert_markdown
 from jobs.formats.plaintext import tidy_text
 from jobs.github.client import GitHubApi, GitHubError, Issue, NotFound, Repository, TreeFile
 from jobs.github.content import convert_repository_file
+from jobs.github.discussions import Discussion
 from jobs.github.paths import matches, wanted
 
 ApiFactory = Callable[[], GitHubApi]
@@ -132,6 +137,7 @@ class GitHubSource(ChangeFeedSource):
             "head": entry.get("head"),
             "etag": entry.get("etag"),
             "issues_since": entry.get("issues_since"),
+            "discussions_since": entry.get("discussions_since"),
         }
         if head.sha is not None:
             async for item in self._files(api, repository, head.sha):
@@ -139,6 +145,9 @@ class GitHubSource(ChangeFeedSource):
             state.update(head=head.sha, etag=head.etag)
         if self._settings.issues != "none":
             async for item in self._issues(api, repository, state):
+                yield item
+        if self._settings.discussions != "none":
+            async for item in self._discussions(api, repository, state):
                 yield item
         self._state[repository.full_name] = state
 
@@ -264,6 +273,50 @@ class GitHubSource(ChangeFeedSource):
             },
             updated_at=issue.updated_at,
         )
+
+    # -- discussions --------------------------------------------------------------------
+
+    async def _discussions(
+        self, api: GitHubApi, repository: Repository, state: dict[str, Any]
+    ) -> AsyncIterator[SourceItem]:
+        since_text = state.get("discussions_since")
+        since = datetime.fromisoformat(since_text) if since_text else None
+        newest = since
+        async for discussion in api.discussions(repository, since=since):
+            newest = max(newest, discussion.updated_at) if newest else discussion.updated_at
+            uri = f"{repository.full_name}/discussions/{discussion.number}"
+            if self._settings.discussions == "all" or discussion.answered:
+                yield _discussion_document(repository, discussion, uri)
+            elif uri in self.context.stored:
+                yield GoneDocument(uri, "the discussion's answer was unmarked")
+        state["discussions_since"] = newest.isoformat() if newest else None
+
+
+def _discussion_document(
+    repository: Repository, discussion: Discussion, uri: str
+) -> SourceDocument:
+    parts = [_markdown(discussion.body, discussion.url)]
+    for reply in discussion.replies:
+        kind = "Answer" if reply.is_answer else "Reply"
+        heading = f"## {kind} by {reply.author}" if reply.author else f"## {kind}"
+        parts.append(f"{heading}\n\n{_markdown(reply.body, discussion.url)}")
+    return SourceDocument(
+        uri=uri,
+        title=f"{discussion.title} (discussion #{discussion.number})",
+        url=discussion.url,
+        text=tidy_text("\n\n".join(p for p in parts if p.strip())),
+        metadata={
+            "github": {
+                "repo": repository.full_name,
+                "discussion": discussion.number,
+                "answered": discussion.answered,
+                "category": discussion.category,
+                "author": discussion.author,
+                "replies_left_out": discussion.more_replies,
+            }
+        },
+        updated_at=discussion.updated_at,
+    )
 
 
 def _markdown(body: str, page_url: str) -> str:

@@ -42,6 +42,8 @@ import jwt
 from aiohttp import web
 from aiohttp.test_utils import TestServer
 
+from tests.jobs.fake_github_graphql import FakeDiscussion, execute
+
 PREFIX = "/api/v3"
 TOKEN = "ghp_fake_token_for_tests"
 _DOCS = "https://docs.github.com/rest"
@@ -83,6 +85,7 @@ class FakeRepo:
     archived: bool = False
     commits: list[Commit] = field(default_factory=list)
     issues: dict[int, FakeIssue] = field(default_factory=dict)
+    discussions: dict[int, FakeDiscussion] = field(default_factory=dict)
 
     @property
     def full_name(self) -> str:
@@ -178,6 +181,8 @@ class FakeGitHub:
         r.add_post(
             PREFIX + "/app/installations/{installation}/access_tokens", self._installation_token
         )
+        # GitHub Enterprise Server's GraphQL endpoint sits beside /api/v3.
+        r.add_post("/api/graphql", self._graphql)
         r.add_get(PREFIX + "/repos/{owner}/{repo}", self._repo)
         r.add_get(PREFIX + "/orgs/{org}/repos", self._org_repos)
         r.add_get(PREFIX + "/repos/{owner}/{repo}/commits", self._list_commits)
@@ -276,6 +281,20 @@ class FakeGitHub:
             "repository_selection": "all",
         }
         return web.json_response(body, status=201)
+
+    async def _graphql(self, request: web.Request) -> web.Response:
+        try:
+            body = await request.json()
+        except ValueError:
+            return _error(400, "Problems parsing JSON")
+
+        def visible(full_name: str) -> tuple[str, dict[int, FakeDiscussion]] | None:
+            repo = self.repos.get(full_name)
+            if repo is None:
+                return None
+            return f"{self.html_host}/{full_name}", repo.discussions
+
+        return web.json_response(await execute(visible, body))
 
     def _rate_headers(self) -> dict[str, str]:
         reset = int((datetime.now(UTC) + timedelta(hours=1)).timestamp())
