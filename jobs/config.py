@@ -216,6 +216,7 @@ class GitHubSettings(ConnectorSettings):
     issues: Literal["none", "answered", "closed", "all"] = "none"
     # none | answered (an answer accepted) | all: discussions as documents (GraphQL).
     discussions: Literal["none", "answered", "all"] = "none"
+    # The repository's wiki too (read with git: jobs/github/wiki.py).
     wiki: bool = False
     max_bytes: int = Field(default=1_000_000, ge=1, le=100_000_000)
     # A rate-limit wait longer than this ends the run (it resumes at the next one).
@@ -245,11 +246,6 @@ class GitHubSettings(ConnectorSettings):
             )
         if not self.repositories and not self.org:
             raise ValueError("give repositories (owner/name) or org")
-        if self.wiki:
-            raise ValueError(
-                "wiki: GitHub serves a wiki as a git repository (<repo>.wiki.git), not over "
-                "the REST API; clone it and index the clone with a directory source"
-            )
         return self
 
 

@@ -29,7 +29,13 @@ from typing import Any
 from cryptography.exceptions import UnsupportedAlgorithm
 from cryptography.hazmat.primitives.asymmetric.rsa import RSAPrivateKey
 from cryptography.hazmat.primitives.serialization import load_pem_private_key
-from githubkit import AppInstallationAuthStrategy, GitHub, Response, TokenAuthStrategy
+from githubkit import (
+    AppAuthStrategy,
+    AppInstallationAuthStrategy,
+    GitHub,
+    Response,
+    TokenAuthStrategy,
+)
 from githubkit.cache import MemCacheStrategy
 from githubkit.exception import (
     GitHubException,
@@ -164,6 +170,8 @@ class GitHubApi:
         max_wait_seconds: float = 120.0,
     ) -> None:
         self._credentials = credentials
+        self._base_url = base_url
+        self._timeout = timeout_seconds
         retry = RetryChainDecision(
             _CappedRateLimit(max_retry=3, max_wait=timedelta(seconds=max_wait_seconds)),
             RetryServerError(max_retry=3),
@@ -192,6 +200,34 @@ class GitHubApi:
         tb: TracebackType | None,
     ) -> None:
         await self._github.__aexit__(exc_type, exc, tb)
+
+    @property
+    def credential_env(self) -> str:
+        c = self._credentials
+        return c.env if isinstance(c, Token) else c.key_env
+
+    async def git_password(self) -> str:
+        """What git over HTTPS takes as the password (user `x-access-token`): the token, or
+        for an App a fresh installation token (one request)."""
+        if isinstance(self._credentials, Token):
+            return self._credentials.value
+        app = self._credentials
+        _strategy(app)  # a broken key is one plain line, as for the REST calls
+        minting = GitHub(
+            AppAuthStrategy(str(app.app_id), app.private_key),
+            base_url=self._base_url,
+            timeout=self._timeout,
+            http_cache=False,
+            cache_strategy=MemCacheStrategy(),
+        )
+        async with minting:
+            try:
+                response = await minting.rest.apps.async_create_installation_access_token(
+                    app.installation_id
+                )
+            except GitHubException as error:
+                raise self._source_error(error, "the App's installation token") from error
+        return str(response.json()["token"])
 
     async def repository(self, full_name: str) -> Repository:
         owner, name = full_name.split("/", 1)

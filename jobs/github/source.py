@@ -15,13 +15,15 @@ Per repository, per run:
 4. Discussions (if enabled): GraphQL pages, newest update first, until one older than the
    newest update seen last run (jobs/github/discussions.py); the accepted answer leads
    its replies, and one whose answer was unmarked leaves an "answered" source.
+5. The wiki (if enabled), a git repository beside the code: its head, and on a move its
+   pages by blob SHA, as for the files (jobs/github/wiki.py).
 
-Documents: uri `owner/repo/path` (or `owner/repo/issues/N`, `owner/repo/discussions/N`),
-URL the file on its default branch (`html_url/blob/branch/path`) or the issue's or
-discussion's page, updated = the file's newest commit (or the last update). Wikis are git
-repositories, not REST resources: not read here (the settings say so). The cursor, per
-repository: default branch, html_url, head SHA, its ETag and the issues' and discussions'
-`since`.
+Documents: uri `owner/repo/path` (or `owner/repo/issues/N`, `owner/repo/discussions/N`,
+`owner/repo.wiki/path`, named like the wiki's own repository so no file path can clash),
+URL the file on its default branch (`html_url/blob/branch/path`) or the issue's,
+discussion's or wiki page's, updated = the file's newest commit (or the last update).
+The cursor, per repository: default branch, html_url, head SHA, its ETag, the issues' and
+discussions' `since`, and the wiki's head.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from jobs.github.client import GitHubApi, GitHubError, Issue, NotFound, Reposito
 from jobs.github.content import convert_repository_file
 from jobs.github.discussions import Discussion
 from jobs.github.paths import matches, wanted
+from jobs.github.wiki import WikiFile, WikiReader
 
 ApiFactory = Callable[[], GitHubApi]
 
@@ -138,6 +141,7 @@ class GitHubSource(ChangeFeedSource):
             "etag": entry.get("etag"),
             "issues_since": entry.get("issues_since"),
             "discussions_since": entry.get("discussions_since"),
+            "wiki_head": entry.get("wiki_head"),
         }
         if head.sha is not None:
             async for item in self._files(api, repository, head.sha):
@@ -148,6 +152,9 @@ class GitHubSource(ChangeFeedSource):
                 yield item
         if self._settings.discussions != "none":
             async for item in self._discussions(api, repository, state):
+                yield item
+        if self._settings.wiki:
+            async for item in self._wiki(api, repository, state):
                 yield item
         self._state[repository.full_name] = state
 
@@ -290,6 +297,72 @@ class GitHubSource(ChangeFeedSource):
             elif uri in self.context.stored:
                 yield GoneDocument(uri, "the discussion's answer was unmarked")
         state["discussions_since"] = newest.isoformat() if newest else None
+
+    # -- wiki -----------------------------------------------------------------------------
+
+    async def _wiki(
+        self, api: GitHubApi, repository: Repository, state: dict[str, Any]
+    ) -> AsyncIterator[SourceItem]:
+        reader = WikiReader(
+            password=await api.git_password(),
+            password_env=api.credential_env,
+            timeout_seconds=self._settings.timeout_seconds,
+        )
+        prefix = f"{repository.full_name}.wiki/"
+        stored = {u: d for u, d in self.context.stored.items() if u.startswith(prefix)}
+        head = await reader.head(repository.html_url)
+        if head is not None and head == state.get("wiki_head"):
+            for uri in stored:
+                yield UnchangedDocument(uri)
+            return
+        files = (await reader.snapshot(repository.html_url, head)).files if head else ()
+        pages = {prefix + f.path: f for f in files if _wiki_page(f.path)}
+        for uri in stored:
+            if uri not in pages:
+                yield GoneDocument(uri, "no longer a page of the wiki")
+        for uri, file in pages.items():
+            if uri in stored and _blob_of(stored[uri].metadata) == file.sha:
+                yield UnchangedDocument(uri)
+            else:
+                yield _wiki_document(repository, file, uri, head)
+        state["wiki_head"] = head
+
+
+def _wiki_page(path: str) -> bool:
+    """A page of the wiki: a document format, not a sidebar or footer (`_Sidebar.md`)."""
+    name = path.rsplit("/", 1)[-1]
+    return not name.startswith("_") and name.rsplit(".", 1)[-1].lower() in _WIKI_FORMATS
+
+
+_WIKI_FORMATS = {"md", "markdown", "rst", "txt"}
+
+
+def _wiki_document(
+    repository: Repository, file: WikiFile, uri: str, head: str | None
+) -> SourceItem:
+    # GitHub addresses a page by its file name alone, without folders or extension, and
+    # shows that name with its dashes as spaces ("Deploy-guide.md": "Deploy guide").
+    name = file.path.rsplit("/", 1)[-1].rsplit(".", 1)[0]
+    url = f"{repository.html_url}/wiki/{quote(name)}"
+    try:
+        converted = convert_repository_file(file.path, file.data, page_url=url)
+    except DocumentError as error:
+        return FailedDocument(uri, error.reason)
+    return SourceDocument(
+        uri=uri,
+        title=converted.title or name.replace("-", " "),
+        url=url,
+        text=converted.text,
+        metadata={
+            **converted.metadata,
+            "github": {
+                "repo": repository.full_name,
+                "wiki": file.path,
+                "blob": file.sha,
+                "commit": head,
+            },
+        },
+    )
 
 
 def _discussion_document(

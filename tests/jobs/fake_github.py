@@ -217,7 +217,7 @@ class FakeGitHub:
         if on_app_route:
             if scheme.lower() != "bearer":
                 return _error(401, "A JSON web token could not be decoded")
-        elif scheme.lower() not in ("token", "bearer") or not self._token_valid(token):
+        elif scheme.lower() not in ("token", "bearer") or not self.token_valid(token):
             return _error(401, "Bad credentials")
         if self.exhausted:
             return _error(403, "API rate limit exceeded for user ID 1.")
@@ -235,7 +235,7 @@ class FakeGitHub:
             return _error(404, "Not Found")
         return response
 
-    def _token_valid(self, token: str) -> bool:
+    def token_valid(self, token: str) -> bool:
         if token == self.token:
             return True
         now = time.time()

@@ -23,6 +23,7 @@ from store.documents import DocumentRepository
 from store.embedding import SentenceTransformerEmbedder
 from store.index_runs import IndexRunRepository
 from tests.jobs.fake_github import FakeGitHub, running_fake_github
+from tests.jobs.fake_github_wiki import serving_wikis
 
 APP_ID, INSTALLATION = 31337, 4242
 
@@ -141,3 +142,28 @@ def test_an_app_needs_both_ids_and_reads_only_its_key() -> None:
     assert credential_envs(GitHubSourceConfig(name="r", collection="c", settings=token)) == [
         "GITHUB_TOKEN"
     ]
+
+
+async def test_an_app_reads_the_wiki_with_an_installation_token_as_git_s_password(
+    pool: asyncpg.Pool,
+    embedder: SentenceTransformerEmbedder,
+    tmp_path: Path,
+    github: FakeGitHub,
+    keys: tuple[str, str],
+) -> None:
+    with serving_wikis(github.token_valid) as wikis:
+        github.html_host = wikis.url
+        wikis.write("acme/runbooks", {"Escalation.md": "# Escalation\n\nCall the duty manager.\n"})
+        source = config(github)
+        settings = source.settings.model_copy(update={"wiki": True})
+        outcome = await job(pool, embedder, tmp_path, keys[0]).run(
+            [source.model_copy(update={"settings": settings})]
+        )
+    assert not outcome.errors
+    assert (
+        await pool.fetchval(
+            "SELECT count(*) FROM documents WHERE uri = 'acme/runbooks.wiki/Escalation.md'"
+        )
+        == 1
+    )
+    assert len(github.apps[APP_ID].tokens) == 2  # one for the REST calls, one for git

@@ -41,8 +41,8 @@ def test_a_github_source_names_its_repositories_and_its_token_variable(tmp_path:
         ('repositories = ["handbook"]', "settings.repositories: 'handbook' is not owner/name"),
         ('issues = "none"', "settings: give repositories (owner/name) or org"),
         (
-            'repositories = ["a/b"]\nwiki = true',
-            "GitHub serves a wiki as a git repository (<repo>.wiki.git)",
+            'repositories = ["a/b"]\napp_id = 12',
+            "a GitHub App needs both app_id and installation_id",
         ),
         (
             'repositories = ["a/b"]\ntoken_env = "ghp_abc"',
