@@ -13,6 +13,9 @@ class ChunkFilter:
 
     sources: Sequence[str] | None = None
     collections: Sequence[str] | None = None
+    # Collections never returned, whatever `collections` says: a private channel's
+    # threads outside that channel.
+    excluded_collections: Sequence[str] | None = None
     # The document's own update time when its source gives one, else when it was indexed.
     updated_after: datetime | None = None
     updated_before: datetime | None = None
@@ -21,7 +24,13 @@ class ChunkFilter:
     def restricts(self) -> bool:
         return any(
             f is not None
-            for f in (self.sources, self.collections, self.updated_after, self.updated_before)
+            for f in (
+                self.sources,
+                self.collections,
+                self.excluded_collections,
+                self.updated_after,
+                self.updated_before,
+            )
         )
 
 

@@ -57,6 +57,7 @@ JOIN sources s ON s.id = d.source_id
 WHERE c.embedding IS NOT NULL
   AND ($3::text[] IS NULL OR s.name = ANY($3::text[]))
   AND ($4::text[] IS NULL OR coalesce(d.collection, s.collection) = ANY($4::text[]))
+  AND ($5::text[] IS NULL OR coalesce(d.collection, s.collection) <> ALL($5::text[]))
 ORDER BY c.embedding <=> $1
 LIMIT $2
 """
@@ -75,8 +76,9 @@ JOIN sources s ON s.id = d.source_id
 WHERE c.embedding IS NOT NULL
   AND ($3::text[] IS NULL OR s.name = ANY($3::text[]))
   AND ($4::text[] IS NULL OR coalesce(d.collection, s.collection) = ANY($4::text[]))
-  AND ($5::timestamptz IS NULL OR {_UPDATED_AT} >= $5)
-  AND ($6::timestamptz IS NULL OR {_UPDATED_AT} < $6)
+  AND ($5::text[] IS NULL OR coalesce(d.collection, s.collection) <> ALL($5::text[]))
+  AND ($6::timestamptz IS NULL OR {_UPDATED_AT} >= $6)
+  AND ($7::timestamptz IS NULL OR {_UPDATED_AT} < $7)
 """
 FILTERED_SEARCH_SQL = _FILTERED_SELECT + "ORDER BY c.embedding <=> $1\nLIMIT $2\n"
 # `+ 0` hides the ORDER BY from the HNSW index: an exact scan, for recall measurements.
@@ -109,7 +111,7 @@ class VectorSearch:
                 await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
             args = _filter_args(where)
             if where.updated_after is None and where.updated_before is None:
-                rows = await conn.fetch(SEARCH_SQL, query, limit, *args[:2])
+                rows = await conn.fetch(SEARCH_SQL, query, limit, *args[:3])
             else:
                 rows = await conn.fetch(FILTERED_SEARCH_SQL, query, limit, *args)
         if where.restricts and not iterative and len(rows) < limit:
@@ -133,10 +135,12 @@ class VectorSearch:
 
 
 def _filter_args(where: ChunkFilter) -> tuple[object, ...]:
-    """The filter parameters ($3..$6) of the search statements; None means no filter."""
+    """The filter parameters ($3..$7) of the search statements; None means no filter."""
+    excluded = where.excluded_collections
     return (
         list(where.sources) if where.sources is not None else None,
         list(where.collections) if where.collections is not None else None,
+        list(excluded) if excluded else None,
         where.updated_after,
         where.updated_before,
     )

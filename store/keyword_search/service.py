@@ -129,6 +129,11 @@ class _Snapshot:
             # A document's own collection (code != 0) decides; else its source's.
             own = np.isin(codes, [collection_code(c) for c in wanted])
             mask = mask & np.where(codes != 0, own, np.isin(source_ids, ids))
+        if where.excluded_collections:
+            unwanted = set(where.excluded_collections)
+            ids = [i for i, (_, collection) in sources.items() if collection in unwanted]
+            own = np.isin(codes, [collection_code(c) for c in unwanted])
+            mask = mask & ~np.where(codes != 0, own, np.isin(source_ids, ids))
         if where.updated_after is not None:
             mask = mask & (updated_at >= where.updated_after.timestamp())
         if where.updated_before is not None:

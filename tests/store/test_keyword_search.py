@@ -410,6 +410,10 @@ async def test_filters_by_source_collection_and_update_time(keyword: KeywordSear
     assert {h.source for h in in_handbook} == {"handbook"}
     in_engineering = await keyword.search(query, where=ChunkFilter(collections=["engineering"]))
     assert {h.uri for h in in_engineering} == {"deploy.md"}
+    outside = await keyword.search(query, where=ChunkFilter(excluded_collections=["engineering"]))
+    assert outside and "deploy.md" not in {h.uri for h in outside}
+    both = ChunkFilter(collections=["engineering"], excluded_collections=["engineering"])
+    assert await keyword.search(query, where=both) == []
     old = await keyword.search(
         query, where=ChunkFilter(updated_before=datetime(2025, 1, 1, tzinfo=UTC))
     )

@@ -49,7 +49,7 @@ async def test_vector_search_uses_the_hnsw_index(pool: asyncpg.Pool) -> None:
     await _store_vectors(pool, _unit(rng, 3000))
     async with pool.acquire() as conn:
         await conn.execute("ANALYZE chunks")
-        plan = await conn.fetch(f"EXPLAIN {SEARCH_SQL}", _unit(rng, 1)[0], 10, None, None)
+        plan = await conn.fetch(f"EXPLAIN {SEARCH_SQL}", _unit(rng, 1)[0], 10, None, None, None)
     assert HNSW_INDEX in "\n".join(r[0] for r in plan)
 
 
@@ -59,7 +59,7 @@ async def test_after_a_statistics_refresh_a_source_filter_still_uses_the_hnsw_in
     rng = np.random.default_rng(10)
     await _store_vectors(pool, _unit(rng, 3000))
     await DocumentRepository(pool).refresh_statistics()
-    plan = await pool.fetch(f"EXPLAIN {SEARCH_SQL}", _unit(rng, 1)[0], 10, ["random"], None)
+    plan = await pool.fetch(f"EXPLAIN {SEARCH_SQL}", _unit(rng, 1)[0], 10, ["random"], None, None)
     assert HNSW_INDEX in "\n".join(r[0] for r in plan)
 
 
@@ -69,6 +69,19 @@ async def test_filtering_by_source_only_returns_that_sources_chunks(pool: asyncp
     search, query = VectorSearch(pool), _unit(rng, 1)[0]
     assert await search.nearest(query, limit=5, where=ChunkFilter(sources=["elsewhere"])) == []
     assert len(await search.nearest(query, limit=5, where=ChunkFilter(sources=["random"]))) == 5
+
+
+async def test_an_excluded_collection_is_never_returned_by_either_plan(
+    pool: asyncpg.Pool,
+) -> None:
+    rng = np.random.default_rng(10)
+    await _store_vectors(pool, _unit(rng, 100))  # source "random", collection "default"
+    search, query = VectorSearch(pool), _unit(rng, 1)[0]
+    hidden = ChunkFilter(excluded_collections=["default"])
+    assert await search.nearest(query, limit=5, where=hidden) == []
+    assert await search.nearest_exact(query, limit=5, where=hidden) == []
+    other = ChunkFilter(excluded_collections=["private-help"])
+    assert len(await search.nearest(query, limit=5, where=other)) == 5
 
 
 async def _two_sources(pool: asyncpg.Pool, vectors: np.ndarray, small: int) -> None:
