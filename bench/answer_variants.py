@@ -407,7 +407,7 @@ async def harness_for(
 
 
 async def main_async(args: argparse.Namespace) -> None:
-    settings = Settings(KB_HOME=args.kb_home) if args.kb_home else Settings()
+    settings = Settings.model_validate({"KB_HOME": args.kb_home} if args.kb_home else {})
     embedder = SentenceTransformerEmbedder(
         model=settings.embedding_model, torch_threads=settings.torch_threads
     )

@@ -121,6 +121,10 @@ class EvidenceScorer:
         self._corpus_terms = corpus_terms
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._phrases: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
+        # The same passages come back question after question: their definitions too.
+        self._aliases: OrderedDict[str, tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
+            OrderedDict()
+        )
 
     async def score(
         self,
@@ -237,10 +241,7 @@ class EvidenceScorer:
         weights: dict[str, float],
     ) -> list[_Lexical]:
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
-        aliases = tuple(
-            (self.stems(name), self.stems(short))
-            for short, name in defined_abbreviations(passage.text).items()
-        )
+        aliases = _remembered(self._aliases, passage.text, self._aliases_of)
         found = []
         for unit in quotable_units(self._splitter, passage.text):
             chunk = _chunk_of(passage, unit)
@@ -338,6 +339,13 @@ class EvidenceScorer:
             anchored=bool(names & own),
             span=span if typed else "",
             reach=reach,
+        )
+
+    def _aliases_of(self, text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+        """(full name, abbreviation) stem sets for each abbreviation `text` defines."""
+        return tuple(
+            (self.stems(name), self.stems(short))
+            for short, name in defined_abbreviations(text).items()
         )
 
     def weights(self, terms: Iterable[str]) -> dict[str, float]:
