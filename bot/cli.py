@@ -324,6 +324,12 @@ def eval_group() -> None:
     help="A folder of documents to index as `kb index` does; gold = paths relative to it.",
 )
 @click.option("--json", "json_path", type=click.Path(path_type=Path), help="Write metrics here.")
+@click.option(
+    "--details",
+    "details_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write one JSON line per question here (to diff two runs question by question).",
+)
 @click.option("--limit", type=click.IntRange(min=1), help="Answer only N questions.")
 @click.option("--seed", type=int, help="Shuffle the questions with this seed first.")
 @click.option("--max-words", default=400, show_default=True, help="Chunk size for a corpus.jsonl.")
@@ -331,6 +337,7 @@ def answers(
     answers_path: Path,
     documents: Path | None,
     json_path: Path | None,
+    details_path: Path | None,
     limit: int | None,
     seed: int | None,
     max_words: int,
@@ -347,7 +354,9 @@ def answers(
     """
     from bot.eval_answers import AnswerEvalRequest, eval_answers_command
 
-    request = AnswerEvalRequest(answers_path, json_path, limit, seed, max_words, documents)
+    request = AnswerEvalRequest(
+        answers_path, json_path, limit, seed, max_words, documents, details_path
+    )
     _run(lambda: eval_answers_command(_settings(), request))
 
 

@@ -23,6 +23,7 @@ from agent.eval.answers import (
     AnswerCase,
     CaseOutcome,
     answer_metrics,
+    case_row,
     load_answer_file,
     load_cases,
     markdown_table,
@@ -55,6 +56,8 @@ class AnswerEvalRequest:
     max_words: int = 400
     # A folder of documents to index as `kb index` does, instead of a corpus.jsonl.
     documents: Path | None = None
+    # One JSON line per question (agent/eval/answers.py case_row) written here.
+    details_path: Path | None = None
 
 
 async def eval_answers_command(
@@ -134,6 +137,10 @@ async def eval_answers_command(
     if request.json_path:
         request.json_path.write_text(json.dumps(metrics, indent=2) + "\n")
         console.print(f"[dim]wrote {request.json_path}[/]")
+    if request.details_path:
+        rows = (json.dumps(case_row(o), ensure_ascii=False) for o in outcomes)
+        request.details_path.write_text("".join(f"{row}\n" for row in rows))
+        console.print(f"[dim]wrote one line per question to {request.details_path}[/]")
     return metrics
 
 

@@ -252,6 +252,26 @@ def answer_metrics(outcomes: Sequence[CaseOutcome]) -> dict[str, float | int | N
     return {k: (round(v, 4) if isinstance(v, float) else v) for k, v in metrics.items()}
 
 
+def case_row(outcome: CaseOutcome) -> dict[str, Any]:
+    """One question's outcome as a JSON line (`kb eval answers --details`), judged by the
+    same rules as the metrics: diff two runs' rows to see which questions a change moved."""
+    case = outcome.case
+    recallable = case.answerable and bool(case.answers) and not _yes_no(case.answers)
+    return {
+        "id": case.id,
+        "question": case.question,
+        "answerable": case.answerable,
+        "escalate": outcome.escalate,
+        "gold_cited": bool(case.gold) and set(case.gold) <= set(outcome.cited),
+        "answer_recalled": _recalled(outcome) if recallable else None,
+        "leads_with_answer": _leads_with_answer(outcome) if recallable else None,
+        "cited": list(outcome.cited),
+        "lead_span": outcome.lead_span,
+        "quotes": list(outcome.quotes),
+        "latency_ms": round(outcome.latency_ms, 1),
+    }
+
+
 def markdown_table(name: str, metrics: Mapping[str, float | int | None]) -> str:
     lines = [f"### {name}", "", "| metric | value |", "|---|---|"]
     for key in METRIC_KEYS:

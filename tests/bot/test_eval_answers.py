@@ -101,11 +101,21 @@ async def test_eval_answers_on_a_folder_of_documents_with_gold_paths(
     # gold names them by their path relative to the folder.
     settings = Settings(DATABASE_URL=pg_server.dsn, KB_HOME=str(tmp_path / "home"))
     out = tmp_path / "answers.json"
+    details = tmp_path / "rows.jsonl"
     request = AnswerEvalRequest(
-        DOCUMENTS / "answers.jsonl", json_path=out, documents=DOCUMENTS / "pages"
+        DOCUMENTS / "answers.jsonl",
+        json_path=out,
+        documents=DOCUMENTS / "pages",
+        details_path=details,
     )
     await eval_answers_command(settings, request, embedder=embedder)
     metrics = json.loads(out.read_text())
+    # --details: a line per question, judged as the metrics judge it.
+    rows = {r["id"]: r for r in map(json.loads, details.read_text().splitlines())}
+    assert sorted(rows) == ["d1", "d2", "d3", "d4"]
+    assert rows["d1"]["cited"] == ["hr/leave.md"] and rows["d1"]["gold_cited"]
+    assert rows["d1"]["answer_recalled"] and not rows["d1"]["escalate"]
+    assert rows["d4"]["escalate"] and rows["d4"]["answer_recalled"] is None
     assert tuple(metrics) == METRIC_KEYS and metrics["questions"] == 4
     # d1-d3 each cite their own page only (the page's path, as gold says), and quote the
     # answer; d4 (liquid nitrogen) has nothing to go on and escalates.
