@@ -8,6 +8,9 @@ Written from the Drive v3 reference:
 - files.export: https://developers.google.com/drive/api/reference/rest/v3/files/export
 - changes.getStartPageToken / changes.list (newStartPageToken, removed, file):
   https://developers.google.com/drive/api/reference/rest/v3/changes
+  A change is "a change to a file or shared drive": moving a folder changes that
+  folder's `parents` alone, so the files and folders below it get no change of their
+  own (here: `change(folder, parents=...)` logs the folder only).
 - errors (401 authError, 403/429 rateLimitExceeded, 400 invalid pageToken):
   https://developers.google.com/drive/api/guides/handle-errors
 - limited access (`inheritedPermissionsDisabled`):
