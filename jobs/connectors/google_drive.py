@@ -145,26 +145,36 @@ class GoogleDriveSource(ChangeFeedSource):
             lambda: self._service.changes().getStartPageToken(supportsAllDrives=True)
         )
         self._token = str(token["startPageToken"])
+        # Files are read a batch at a time (side by side, up to the concurrency cap), and
+        # a batch is yielded before the next is listed, so memory stays bounded.
+        batch: list[dict[str, Any]] = []
         for drive in self._settings.shared_drives:
             async for file in self._listing(self._drive_listing(drive)):
                 if file.get("mimeType") == FOLDER:
                     self._folders[str(file["id"])] = drive
-                for item in await self._items([file]):
-                    yield item
+                    continue
+                batch.append(file)
+                if len(batch) >= self._batch_size:
+                    for item in await self._items(batch):
+                        yield item
+                    batch = []
         for root in self._settings.folders:
             self._folders[root] = root
             pending = [root]
             while pending:
                 folder = pending.pop()
-                batch: list[dict[str, Any]] = []
                 async for file in self._listing(self._folder_listing(folder)):
                     if file.get("mimeType") == FOLDER:
                         self._folders[str(file["id"])] = root
                         pending.append(str(file["id"]))
-                    else:
-                        batch.append(file)
-                for item in await self._items(batch):
-                    yield item
+                        continue
+                    batch.append(file)
+                    if len(batch) >= self._batch_size:
+                        for item in await self._items(batch):
+                            yield item
+                        batch = []
+        for item in await self._items(batch):
+            yield item
 
     async def _changed(self, token: str, retry: list[str]) -> AsyncIterator[SourceItem]:
         page_token: str | None = token
@@ -200,9 +210,13 @@ class GoogleDriveSource(ChangeFeedSource):
                     yield GoneDocument(file_id, reason)
             elif file.get("mimeType") != FOLDER:
                 files.append(file)
-        for start in range(0, len(files), self._settings.concurrency * 4):
-            for item in await self._items(files[start : start + self._settings.concurrency * 4]):
+        for start in range(0, len(files), self._batch_size):
+            for item in await self._items(files[start : start + self._batch_size]):
                 yield item
+
+    @property
+    def _batch_size(self) -> int:
+        return self._settings.concurrency * 4
 
     async def _subtree(self, folder: str, unit: str | None) -> AsyncIterator[dict[str, Any]]:
         """The files below a folder that moved into, out of or between units.

@@ -226,7 +226,8 @@ class NotionSource(ChangeFeedSource):
         self._runs = int((context.cursor or {}).get("runs_since_full_check", 0))
         self._full = False
         self._parents: dict[str, str | None] = {}  # id → parent page/database id
-        self._users: dict[str, str | None] = {}
+        # One lookup per author, shared by the pages read side by side that ask for it.
+        self._users: dict[str, asyncio.Task[str | None]] = {}
         # The calls of the last run or check, for the "a quiet run makes one call" promise.
         self.calls: ApiCalls | None = None
 
@@ -491,8 +492,8 @@ class NotionSource(ChangeFeedSource):
 
     async def _user(self, api: NotionApi, user_id: str) -> str:
         if user_id not in self._users:
-            self._users[user_id] = await api.user_name(user_id)
-        return self._users[user_id] or user_id
+            self._users[user_id] = asyncio.ensure_future(api.user_name(user_id))
+        return await asyncio.shield(self._users[user_id]) or user_id
 
     def _maybe_edited_since_listed(self, edited: str) -> bool:
         """Notion's last_edited_time is to the minute: an edit made in the same minute as

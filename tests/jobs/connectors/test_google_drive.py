@@ -256,3 +256,31 @@ async def test_a_folder_moved_into_scope_brings_its_files_in(fake: FakeDrive) ->
     fake.change("archive", parents=["hr-root"])
     run = await store.sync(drive(fake, store))
     assert set(run.changed) == {"old"} and run.changed["old"].collection == "people"
+
+
+async def test_a_shared_drive_s_files_are_read_side_by_side(fake: FakeDrive) -> None:
+    for n in range(6):
+        fake.put(File(f"doc{n}", f"Doc {n}", DOC, ["eng"], b"<p>Text.</p>", drive_id="eng"))
+    fake.together = 3
+    store = MemoryStore()
+    run = await store.sync(drive(fake, store, folders=[], concurrency=4))
+    assert len(run.changed) == 8  # the six, the guide and the on-call sheet
+    assert fake.most_in_flight >= 3
+
+
+async def test_a_big_folder_is_read_while_it_is_still_being_listed(fake: FakeDrive) -> None:
+    for n in range(30):
+        fake.put(File(f"memo{n:02d}", f"Memo {n}", DOC, ["hr-root"], b"<p>Memo.</p>"))
+    source = drive(fake, MemoryStore(), shared_drives=[], concurrency=1, page_size=5)
+
+    def listed_pages() -> int:  # answers of the listing of the folder's children
+        return sum(1 for path, q in fake.requests if path == "/files" and "'hr-root'" in q["q"])
+
+    before_first_document = None
+    async for item in source.documents():
+        if before_first_document is None and item.uri.startswith("memo"):
+            before_first_document = listed_pages()
+    assert listed_pages() == 7  # 35 children (30 memos, 4 files, a folder), 5 per page
+    # The first memos were read (and handed to the writer) after the first listing page,
+    # not after the whole folder was listed: memory stays bounded by a batch.
+    assert before_first_document == 1

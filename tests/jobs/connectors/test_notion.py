@@ -339,3 +339,15 @@ async def test_a_big_database_is_indexed_up_to_the_row_cap_with_a_warning(
         "a database of 2+ row(s)" in text_ and text_.count("| no |") + text_.count("| yes |") == 2
     )
     assert any("more than 2 rows" in w for w in report.warnings)
+
+
+async def test_an_author_is_looked_up_once_for_all_the_pages_they_wrote(
+    pool: asyncpg.Pool, fake: FakeNotion, base_url: str
+) -> None:
+    for n in range(12):  # more than one window of pages read side by side
+        fake.add_page(f"Runbook {n}", [block("paragraph", f"Step {n}.")])
+    await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])
+    assert list(fake.users) == ["Ada Lovelace"]
+    assert [path for _, path in fake.requests if path.startswith("/v1/users/")] == [
+        f"/v1/users/{fake.users['Ada Lovelace']}"
+    ]
