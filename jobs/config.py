@@ -182,6 +182,10 @@ class NotionSettings(ConnectorSettings):
     full_check_every: int = Field(default=24, ge=1, le=10_000)
     # A page longer than this many blocks is indexed up to there, with a warning.
     max_blocks: int = Field(default=20_000, ge=1, le=1_000_000)
+    # Each shared database is a document of its own (title, description, a table of its
+    # rows' titles and properties, up to this many rows); false: rows only.
+    databases: bool = True
+    max_database_rows: int = Field(default=200, ge=1, le=10_000)
 
 
 GITHUB_DOC_PATHS = ("**/*.md", "**/*.markdown", "**/*.rst", "**/*.txt", "**/*.ipynb")

@@ -6,6 +6,12 @@ texts already embedded reuse their stored vectors, the rest are embedded in batc
 the document's chunks are swapped in one transaction. Documents gone from the source
 are deleted, unless the listing looks incomplete.
 
+The listing is consumed as the source yields it: a connector that reads its system page
+by page has its first documents embedded and written while it is still listing, and the
+pass keeps only the listed uris (for the deletions at the end), not the documents. A
+source that fails half-way leaves what it had written; each document is whole, and a
+change feed's cursor is saved only after a complete run (jobs/connectors/base.py).
+
 Where the changed documents are embedded depends on the caller. A reindex run
 (jobs/reindex.py) passes a `QueuedRun`: they are queued for `kb jobs --worker` processes
 and the pass waits for them (jobs/queued_writes.py), embedding them itself when no worker
@@ -154,28 +160,50 @@ class Indexer:
         )
         if warning:
             report.warnings.append(warning)
-        items = [item async for item in source.documents()]
+        # Items are settled as the source yields them, so a source that lists lazily (a
+        # change feed reading page after page) has its first documents written while it
+        # is still listing, and memory holds a batch, not the whole source; what is kept
+        # of the listing is its uris, for the deletions at the end.
+        listing = _Listing()
+        target: _Target | None = None
+        settled = 0  # items done without going through `writes`
+        async for item in source.documents():
+            if target is None:  # the source row is made once the source answers
+                target = await self._target(source, report, options, queue)
+            listing.note(item)
+            if not await self._process(
+                item, target.stored, target.writes, report, target.source_id, options
+            ):
+                settled += 1
+            if progress:
+                progress(settled + target.writes.written, listing.count)
+        if target is None:
+            target = await self._target(source, report, options, queue)
+        await target.writes.finish(
+            (lambda written: progress(settled + written, listing.count)) if progress else None
+        )
+        await self._delete_missing(
+            source, target.source_id, listing, target.stored, report, options
+        )
+        if report.changed and not options.dry_run:
+            await self._repository.refresh_statistics()
+        report.seconds = round(time.perf_counter() - started, 3)
+        return report
+
+    async def _target(
+        self,
+        source: Source,
+        report: IndexReport,
+        options: IndexOptions,
+        queue: QueuedRun | None,
+    ) -> _Target:
         source_id = await self._source_id(source, options)
         stored = (
             await self._repository.documents_of(source_id=source_id)
             if source_id is not None
             else {}
         )
-        writes = self._writes(source_id, report, options, queue)
-        settled = 0  # items done without going through `writes`
-        for item in items:
-            if not await self._process(item, stored, writes, report, source_id, options):
-                settled += 1
-            if progress:
-                progress(settled + writes.written, len(items))
-        await writes.finish(
-            (lambda written: progress(settled + written, len(items))) if progress else None
-        )
-        await self._delete_missing(source, source_id, items, stored, report, options)
-        if report.changed and not options.dry_run:
-            await self._repository.refresh_statistics()
-        report.seconds = round(time.perf_counter() - started, 3)
-        return report
+        return _Target(source_id, stored, self._writes(source_id, report, options, queue))
 
     def _writes(
         self,
@@ -256,19 +284,19 @@ class Indexer:
         self,
         source: Source,
         source_id: int | None,
-        items: Sequence[SourceItem],
+        listing: _Listing,
         stored: dict[str, StoredDocument],
         report: IndexReport,
         options: IndexOptions,
     ) -> None:
-        listed = {item.uri for item in items if not isinstance(item, GoneDocument)}
+        listed = listing.listed
         missing = sorted(uri for uri in stored if uri not in listed)
         if not missing:
             return
         # A GoneDocument is the source saying so (a change feed's deletion, an HTTP 410),
         # not a listing that came back short: it counts as accounted for, so one thread
         # deleted in Slack is deleted even when it was the source's only document.
-        gone = sum(1 for item in items if isinstance(item, GoneDocument) and item.uri in stored)
+        gone = sum(1 for uri in listing.gone if uri in stored)
         reason = _unsafe_to_delete(source, len(listed) + gone, len(stored), options)
         if reason:
             report.warnings.append(
@@ -296,6 +324,28 @@ class Indexer:
         report.chunks_reused += sum(f.reused for f in found)
         report.chunks_embedded += sum(f.embedded for f in found)
         return [f.matrix for f in found]
+
+
+@dataclass(slots=True)
+class _Listing:
+    """What a pass keeps of the source's listing: uris, not documents."""
+
+    listed: set[str] = field(default_factory=set)  # every uri but the gone ones
+    gone: set[str] = field(default_factory=set)
+    count: int = 0
+
+    def note(self, item: SourceItem) -> None:
+        self.count += 1
+        (self.gone if isinstance(item, GoneDocument) else self.listed).add(item.uri)
+
+
+@dataclass(frozen=True, slots=True)
+class _Target:
+    """Where a pass writes: the source's row, what it holds, and the writer."""
+
+    source_id: int | None
+    stored: dict[str, StoredDocument]
+    writes: _Writes
 
 
 class _Batch:

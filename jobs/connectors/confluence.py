@@ -9,10 +9,12 @@ converter. Every stored page the feed did not mention is unchanged (jobs/connect
 
 CQL cannot see deletions, and a restriction added to a page does not change its
 modification time, so every `reconcile_every` runs the connector lists the ids (and read
-restrictions) of every page in scope, cheaply, and drops the stored pages missing from
-it or newly restricted. A space is the permission unit: its pages land in the space's
-collection (`collections`, else the space key in lower case); a page with read
-restrictions of its own is left out unless `restricted_collection` names where it goes.
+restrictions, and ancestors) of every page in scope, cheaply, and drops the stored pages
+missing from it or newly restricted. A space is the permission unit: its pages land in
+the space's collection (`collections`, else the space key in lower case); a page with
+read restrictions, of its own or on any ancestor page (Confluence hides a child of a
+restricted page too; jobs/connectors/confluence_restrictions.py), is left out unless
+`restricted_collection` names where it goes.
 
 The client (atlassian-python-api, built on requests) is blocking: every call runs in a
 worker thread behind the source's concurrency cap (jobs/connectors/threads.py), through
@@ -32,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 import requests
 
 from jobs.connectors.base import ChangeFeedSource, ConnectorContext, Cursor, SourceCheck
+from jobs.connectors.confluence_restrictions import ReadRestrictions
 from jobs.connectors.errors import ConnectorError, CredentialRejectedError, TransientError
 from jobs.connectors.retry import ApiCalls, RetryPolicy, retry_after_seconds
 from jobs.connectors.threads import BlockingCalls
@@ -45,7 +48,11 @@ if TYPE_CHECKING:
 
 _PAGE_FIELDS = "space,version,metadata.labels"
 _RESTRICTIONS = "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
-_BODY_FIELDS = f"body.storage,{_PAGE_FIELDS},{_RESTRICTIONS}"
+# A page's ancestors, root first (ids only): their restrictions hide the page too.
+_ANCESTORS = "ancestors"
+_LISTING_FIELDS = f"{_PAGE_FIELDS},{_RESTRICTIONS},{_ANCESTORS}"
+_BODY_FIELDS = f"body.storage,{_LISTING_FIELDS}"
+_SCOPE_FIELDS = f"space,version,{_RESTRICTIONS},{_ANCESTORS}"  # reconcile: no labels
 _IDS_LIMIT = 200
 _ATTACHMENT = "/attachments/"
 
@@ -63,7 +70,8 @@ class _Listed:
     space: str
     version: int
     when: datetime
-    restricted: bool
+    restricted: bool  # read restrictions of its own
+    ancestors: tuple[str, ...] = ()
 
 
 class ConfluenceSource(ChangeFeedSource):
@@ -111,6 +119,7 @@ class ConfluenceSource(ChangeFeedSource):
         self._newest: datetime | None = None
         self._failed_when: dict[str, datetime] = {}
         self._reconciled = False
+        self._restrictions = ReadRestrictions(lookup=self._own_restriction)
 
     # -- the change feed --------------------------------------------------------------
 
@@ -119,7 +128,9 @@ class ConfluenceSource(ChangeFeedSource):
         self._newest = since
         runs = int(cursor.get("runs_since_reconcile", 0)) if cursor else 0
         listed: set[str] = set()
-        async for batch in self._pages(self._cql(since), expand=f"{_PAGE_FIELDS},{_RESTRICTIONS}"):
+        async for batch in self._pages(self._cql(since), expand=_LISTING_FIELDS):
+            for page in batch:  # a parent listed beside its child needs no call of its own
+                self._restrictions.note(page.id, restricted=page.restricted)
             results = await asyncio.gather(*(self._page_items(page) for page in batch))
             for page, items in zip(batch, results, strict=True):
                 listed.add(page.id)
@@ -192,7 +203,14 @@ class ConfluenceSource(ChangeFeedSource):
         """What one listed page becomes: unchanged, gone (restricted), or fetched."""
         uri = page.id
         stored = self.context.stored.get(uri)
-        collection = self._collection(page)
+        try:
+            restricted = await self._restricted(page)
+        except ConnectorError as error:
+            if isinstance(error, CredentialRejectedError):
+                raise
+            self._failed_when[uri] = page.when
+            return [FailedDocument(uri, f"{page.title!r}: {error}")]
+        collection = self._collection(page, restricted=restricted)
         if collection is None:
             if stored is None:
                 return []
@@ -207,7 +225,7 @@ class ConfluenceSource(ChangeFeedSource):
         ):
             return []  # the base class marks it unchanged, with its attachments
         try:
-            return await self._fetch(page, collection)
+            return await self._fetch(page, collection, inherited=restricted)
         except _NotFound:
             return [GoneDocument(uri, "the page was deleted")] if stored else []
         except (ConnectorError, DocumentError) as error:
@@ -216,10 +234,11 @@ class ConfluenceSource(ChangeFeedSource):
             self._failed_when[uri] = page.when
             return [FailedDocument(uri, f"{page.title!r}: {error}")]
 
-    async def _fetch(self, page: _Listed, collection: str) -> list[SourceItem]:
+    async def _fetch(self, page: _Listed, collection: str, *, inherited: bool) -> list[SourceItem]:
         content = await self._get(f"rest/api/content/{page.id}", {"expand": _BODY_FIELDS})
         listed = _listed(content)
-        collection = self._collection(listed) or collection
+        restricted = listed.restricted or inherited
+        collection = self._collection(listed, restricted=restricted) or collection
         url = self._site + str((content.get("_links") or {}).get("webui", ""))
         storage = ((content.get("body") or {}).get("storage") or {}).get("value") or ""
         text = await asyncio.to_thread(
@@ -317,20 +336,48 @@ class ConfluenceSource(ChangeFeedSource):
         )
 
     async def _reconcile(self, listed: set[str]) -> AsyncIterator[SourceItem]:
-        """Drop stored pages no longer in scope: deleted, moved out, or newly restricted."""
-        visible: set[str] = set()
-        async for batch in self._pages(self._cql(None), expand=_RESTRICTIONS):
-            visible.update(page.id for page in batch if self._collection(page) is not None)
-        for uri in self.context.stored:
+        """Settle stored pages the change feed cannot see change: deleted, moved out, or
+        restricted by a restriction of their own or one set on an ancestor (neither
+        changes the page's modification time). A page whose restriction moves it to
+        `restricted_collection` is fetched again into it."""
+        scope: dict[str, _Listed] = {}
+        async for batch in self._pages(self._cql(None), expand=_SCOPE_FIELDS):
+            scope.update((page.id, page) for page in batch)
+        for page in scope.values():  # the whole tree first: most ancestors are in it
+            self._restrictions.note(page.id, restricted=page.restricted)
+        collections = {
+            page.id: self._collection(page, restricted=await self._restricted(page))
+            for page in scope.values()
+        }
+        for uri, stored in self.context.stored.items():
             page_id = uri.split(_ATTACHMENT)[0]
             if page_id in listed and uri == page_id:
                 continue  # already decided by the change feed this run
-            if page_id not in visible:
+            collection = collections.get(page_id)
+            if collection is None:
                 yield GoneDocument(uri, "no longer in the synced spaces, or restricted")
+            elif uri == page_id and stored.collection != collection:
+                for item in await self._page_items(scope[page_id]):
+                    yield item
 
-    def _collection(self, page: _Listed) -> str | None:
+    async def _restricted(self, page: _Listed) -> bool:
+        """Whether the page, or any page above it, has read restrictions."""
+        return await self._restrictions.restricted(
+            page_id=page.id, own=page.restricted, ancestors=page.ancestors
+        )
+
+    async def _own_restriction(self, page_id: str) -> bool:
+        """One ancestor's own read restrictions; one the credential cannot see is taken
+        as restricted (its pages are hidden from someone)."""
+        try:
+            content = await self._get(f"rest/api/content/{page_id}", {"expand": _RESTRICTIONS})
+        except _NotFound:
+            return True
+        return _listed(content).restricted
+
+    def _collection(self, page: _Listed, *, restricted: bool) -> str | None:
         """The collection a page belongs to; None when it is restricted and left out."""
-        if page.restricted:
+        if restricted:
             return self._settings.restricted_collection
         return self._settings.collections.get(page.space) or page.space.lower()
 
@@ -401,6 +448,7 @@ def _listed(content: Mapping[str, Any]) -> _Listed:
         version=int(version.get("number") or 0),
         when=_parse_when(version.get("when")) or datetime.now(UTC),
         restricted=restricted,
+        ancestors=tuple(str(a.get("id")) for a in content.get("ancestors") or [] if a.get("id")),
     )
 
 

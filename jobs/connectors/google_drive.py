@@ -9,7 +9,9 @@ the feed did not mention is unchanged (jobs/connectors/base.py).
 
 Permissions: a shared drive or a configured folder (with everything below it) is the
 permission unit, mapped to a collection (`collections`, else its id in lower case). A
-file moved between units moves collection; one moved out of every unit is deleted. A
+file moved between units moves collection; one moved out of every unit is deleted. The
+feed reports a moved folder but not what lies below it, so the subtree of a folder that
+changed unit is listed and its files follow it (indexed, moved or deleted). A
 file with limited access (`inheritedPermissionsDisabled`: only the people it is shared
 with can open it, not everyone who sees the folder or drive) is skipped by default and
 counted (`skipped_limited`); such a file already indexed is deleted.
@@ -143,40 +145,60 @@ class GoogleDriveSource(ChangeFeedSource):
             lambda: self._service.changes().getStartPageToken(supportsAllDrives=True)
         )
         self._token = str(token["startPageToken"])
+        # Files are read a batch at a time (side by side, up to the concurrency cap), and
+        # a batch is yielded before the next is listed, so memory stays bounded.
+        batch: list[dict[str, Any]] = []
         for drive in self._settings.shared_drives:
             async for file in self._listing(self._drive_listing(drive)):
                 if file.get("mimeType") == FOLDER:
                     self._folders[str(file["id"])] = drive
-                for item in await self._items([file]):
-                    yield item
+                    continue
+                batch.append(file)
+                if len(batch) >= self._batch_size:
+                    for item in await self._items(batch):
+                        yield item
+                    batch = []
         for root in self._settings.folders:
             self._folders[root] = root
             pending = [root]
             while pending:
                 folder = pending.pop()
-                batch: list[dict[str, Any]] = []
                 async for file in self._listing(self._folder_listing(folder)):
                     if file.get("mimeType") == FOLDER:
                         self._folders[str(file["id"])] = root
                         pending.append(str(file["id"]))
-                    else:
-                        batch.append(file)
-                for item in await self._items(batch):
-                    yield item
+                        continue
+                    batch.append(file)
+                    if len(batch) >= self._batch_size:
+                        for item in await self._items(batch):
+                            yield item
+                        batch = []
+        for item in await self._items(batch):
+            yield item
 
     async def _changed(self, token: str, retry: list[str]) -> AsyncIterator[SourceItem]:
         page_token: str | None = token
         latest: dict[str, dict[str, Any] | None] = {}
+        moved: set[str] = set()  # folders whose unit changed: their subtrees are listed
         while page_token is not None:
             body = await self._execute(functools.partial(self._changes_request, page_token))
             for change in body.get("changes", []):
+                file_id = str(change["fileId"])
                 file = None if change.get("removed") else change.get("file")
                 if file is not None and file.get("mimeType") == FOLDER:
+                    before = self._folders.get(file_id)
                     self._place_folder(file)
-                latest[str(change["fileId"])] = file
+                    if self._folders.get(file_id) != before:
+                        moved.add(file_id)
+                elif file is None and self._folders.pop(file_id, None) is not None:
+                    moved.add(file_id)  # a folder we can no longer see
+                latest[file_id] = file
             page_token = body.get("nextPageToken")
             if page_token is None:
                 self._token = str(body["newStartPageToken"])
+        for folder in moved:
+            async for file in self._subtree(folder, self._folders.get(folder)):
+                latest.setdefault(str(file["id"]), file)
         for file_id in retry:
             if file_id not in latest:
                 latest[file_id] = await self._file(file_id)
@@ -188,9 +210,37 @@ class GoogleDriveSource(ChangeFeedSource):
                     yield GoneDocument(file_id, reason)
             elif file.get("mimeType") != FOLDER:
                 files.append(file)
-        for start in range(0, len(files), self._settings.concurrency * 4):
-            for item in await self._items(files[start : start + self._settings.concurrency * 4]):
+        for start in range(0, len(files), self._batch_size):
+            for item in await self._items(files[start : start + self._batch_size]):
                 yield item
+
+    @property
+    def _batch_size(self) -> int:
+        return self._settings.concurrency * 4
+
+    async def _subtree(self, folder: str, unit: str | None) -> AsyncIterator[dict[str, Any]]:
+        """The files below a folder that moved into, out of or between units.
+
+        Drive's change feed reports the moved folder alone: what lies below it keeps its
+        parents and is not reported, yet it moved with the folder. Its subfolders are
+        placed in the folder's new unit (or forgotten), and its files are listed so each
+        is indexed, moved to its new collection or deleted like any changed file.
+        """
+        pending = [folder]
+        while pending:
+            current = pending.pop()
+            async for file in self._listing(self._folder_listing(current)):
+                if file.get("mimeType") == FOLDER:
+                    sub = str(file["id"])
+                    if sub in self._settings.folders:
+                        continue  # a configured root keeps its own unit
+                    if unit is None:
+                        self._folders.pop(sub, None)
+                    else:
+                        self._folders[sub] = unit
+                    pending.append(sub)
+                else:
+                    yield file
 
     def _changes_request(self, page_token: str) -> Any:
         return self._service.changes().list(

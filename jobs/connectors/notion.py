@@ -1,4 +1,4 @@
-"""The `notion` source: pages (database rows included) shared with an integration.
+"""The `notion` source: pages (database rows included) and databases shared with an integration.
 
 Read through the official `notion-client` (its AsyncClient, so nothing blocks the event
 loop), with its own retries off: every call goes through jobs/connectors/retry.py.
@@ -12,6 +12,13 @@ no content) and stored pages missing from it are removed. A page's blocks come f
 GET /v1/blocks/{id}/children, paginated, recursively (notion_blocks.py turns them into
 text). The permission unit is the root page: the top-most shared ancestor, or the
 configured `root_pages` one a page is below; `collections` maps it to a collection.
+
+A database is a document too (uri `data_source/<id>`, one per data source, in its
+database's collection): its title, description and a table of its rows
+(notion_databases.py), so "what is in the Projects database" finds it. The search feed
+lists data sources beside pages; a database is read again (its rows queried, capped at
+`max_database_rows`) when it is listed as edited, when one of its rows was added,
+edited or removed this run, and at every full check.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from jobs.config import NotionSourceConfig
 from jobs.connectors.base import ChangeFeedSource, ConnectorContext, Cursor, SourceCheck
 from jobs.connectors.errors import ConnectorError, CredentialRejectedError, TransientError
 from jobs.connectors.notion_blocks import BlockNode, page_title, page_url, render
+from jobs.connectors.notion_databases import database_text, plain, row_lines
 from jobs.connectors.retry import ApiCalls, RetryPolicy, retry_after_seconds
 from jobs.documents import (
     FailedDocument,
@@ -64,9 +72,12 @@ def plain_id(notion_id: str) -> str:
     return notion_id.replace("-", "").lower()
 
 
+DATA_SOURCE = "data_source/"  # the uri prefix of a database's document
+
+
 @dataclass(frozen=True, slots=True)
 class Listed:
-    """A page as the search feed lists it."""
+    """A page (or a database's data source) as the search feed lists it."""
 
     id: str
     edited: str  # last_edited_time, ISO 8601
@@ -75,6 +86,21 @@ class Listed:
     @property
     def gone(self) -> bool:
         return bool(self.page.get("archived") or self.page.get("in_trash"))
+
+    @property
+    def is_data_source(self) -> bool:
+        return self.page.get("object") == "data_source"
+
+    @property
+    def uri(self) -> str:
+        return DATA_SOURCE + self.id if self.is_data_source else self.id
+
+    @property
+    def data_source(self) -> str | None:
+        """For a database row, the id of the data source it is a row of."""
+        parent = self.page.get("parent") or {}
+        found = parent.get("data_source_id") if parent.get("type") == "data_source_id" else None
+        return str(found) if found else None
 
 
 class NotionApi:
@@ -107,20 +133,25 @@ class NotionApi:
             return PageGone("not found, or no longer shared with the integration")
         return ConnectorError(f"Notion refused the request: HTTP {error.status} {error.code}")
 
-    async def search_pages(self) -> AsyncIterator[Listed]:
+    async def search_pages(self, *, databases: bool = False) -> AsyncIterator[Listed]:
+        """Pages, newest edit first; with `databases`, data sources among them (search
+        with no filter returns both, in one order)."""
         start: str | None = None
         while True:
             body: dict[str, Any] = {
-                "filter": {"property": "object", "value": "page"},
                 "sort": {"direction": "descending", "timestamp": "last_edited_time"},
                 "page_size": PAGE_SIZE,
             }
+            if not databases:
+                body["filter"] = {"property": "object", "value": "page"}
             if start:
                 body["start_cursor"] = start
             answer = await self.call(functools.partial(self._client.search, **body))
             for page in answer.get("results", []):
                 if page.get("object") == "page":
                     yield Listed(str(page["id"]), str(page["last_edited_time"]), _slim(page))
+                elif databases and page.get("object") == "data_source":
+                    yield Listed(str(page["id"]), str(page["last_edited_time"]), page)
             if not answer.get("has_more") or not answer.get("next_cursor"):
                 return
             start = str(answer["next_cursor"])
@@ -130,6 +161,29 @@ class NotionApi:
 
     async def database(self, database_id: str) -> dict[str, Any]:
         return await self.call(lambda: self._client.databases.retrieve(database_id=database_id))
+
+    async def data_source(self, data_source_id: str) -> dict[str, Any]:
+        return await self.call(
+            lambda: self._client.data_sources.retrieve(data_source_id=data_source_id)
+        )
+
+    async def rows(self, data_source_id: str, *, limit: int) -> tuple[list[dict[str, Any]], bool]:
+        """Up to `limit` rows of a data source, and whether it has more."""
+        rows: list[dict[str, Any]] = []
+        start: str | None = None
+        while True:
+            query: dict[str, Any] = {
+                "data_source_id": data_source_id,
+                "page_size": min(PAGE_SIZE, limit - len(rows)),
+            }
+            if start:
+                query["start_cursor"] = start
+            answer = await self.call(functools.partial(self._client.data_sources.query, **query))
+            rows.extend(answer.get("results", [])[: limit - len(rows)])
+            more = bool(answer.get("has_more") and answer.get("next_cursor"))
+            if not more or len(rows) >= limit:
+                return rows, more
+            start = str(answer["next_cursor"])
 
     async def block(self, block_id: str) -> dict[str, Any]:
         return await self.call(lambda: self._client.blocks.retrieve(block_id=block_id))
@@ -172,7 +226,8 @@ class NotionSource(ChangeFeedSource):
         self._runs = int((context.cursor or {}).get("runs_since_full_check", 0))
         self._full = False
         self._parents: dict[str, str | None] = {}  # id → parent page/database id
-        self._users: dict[str, str | None] = {}
+        # One lookup per author, shared by the pages read side by side that ask for it.
+        self._users: dict[str, asyncio.Task[str | None]] = {}
         # The calls of the last run or check, for the "a quiet run makes one call" promise.
         self.calls: ApiCalls | None = None
 
@@ -210,14 +265,21 @@ class NotionSource(ChangeFeedSource):
             api = NotionApi(client, calls, source=self.name, env=self._token.env)
             self._full = cursor is None or self._runs + 1 >= self.settings.full_check_every
             listed = await self._listing(api, cursor)
-            retry = [r for r in (cursor or {}).get("retry", []) if r not in {p.id for p in listed}]
-            for window in _windows([*listed, *await self._retried(api, retry)], WINDOW):
+            retry = [r for r in (cursor or {}).get("retry", []) if r not in {p.uri for p in listed}]
+            pages = [p for p in [*listed, *await self._retried(api, retry)] if not p.is_data_source]
+            touched: set[str] = set()  # data sources whose rows changed this run
+            for window in _windows(pages, WINDOW):
                 items = await asyncio.gather(*(self._item(api, page) for page in window))
-                for item in items:
+                for page, item in zip(window, items, strict=True):
                     if item is not None:
+                        if page.data_source and not isinstance(item, UnchangedDocument):
+                            touched.add(plain_id(page.data_source))
                         yield item
+            sources = [p for p in listed if p.is_data_source]
+            async for item in self._databases(api, sources, touched, retry):
+                yield item
             if self._full:
-                ids = {p.id for p in listed}
+                ids = {p.uri for p in listed}
                 for uri in self.context.stored:
                     if uri not in ids:
                         yield GoneDocument(uri, "deleted, or no longer shared with the integration")
@@ -225,7 +287,7 @@ class NotionSource(ChangeFeedSource):
     async def _listing(self, api: NotionApi, cursor: Cursor | None) -> list[Listed]:
         since = None if self._full or cursor is None else cursor.get("since")
         listed = []
-        async for page in api.search_pages():
+        async for page in api.search_pages(databases=self.settings.databases):
             # Notion's times are to the minute: an equal time may be a later edit, so it is
             # listed, and skipped below if the stored copy has that time already.
             if since is not None and page.edited < since:
@@ -239,6 +301,8 @@ class NotionSource(ChangeFeedSource):
     async def _retried(self, api: NotionApi, ids: Sequence[str]) -> list[Listed]:
         found = []
         for page_id in ids:
+            if page_id.startswith(DATA_SOURCE):
+                continue  # read again by _databases
             try:
                 page = await api.page(page_id)
             except PageGone:
@@ -278,6 +342,77 @@ class NotionSource(ChangeFeedSource):
         except ConnectorError as error:
             return FailedDocument(uri, f"{title!r}: {error}")
 
+    async def _databases(
+        self, api: NotionApi, sources: list[Listed], touched: set[str], retry: Sequence[str]
+    ) -> AsyncIterator[SourceItem]:
+        """One document per data source that is new, edited, had rows change, or failed
+        last run; every one at a full check (a removed row does not edit its database)."""
+        if not self.settings.databases:
+            return
+        listed = {plain_id(s.id) for s in sources}
+        extra = touched | {plain_id(r.removeprefix(DATA_SOURCE)) for r in retry
+                           if r.startswith(DATA_SOURCE)}  # fmt: skip
+        for source_id in sorted(extra - listed):
+            try:
+                found = await api.data_source(source_id)
+            except PageGone:
+                continue  # gone with its database: the full check removes it
+            sources.append(Listed(str(found["id"]), str(found["last_edited_time"]), found))
+        for source in sources:
+            item = await self._database_item(api, source, plain_id(source.id) in extra)
+            if item is not None:
+                yield item
+
+    async def _database_item(
+        self, api: NotionApi, source: Listed, rows_changed: bool
+    ) -> SourceItem | None:
+        uri, stored = source.uri, self.context.stored.get(source.uri)
+        if source.gone:
+            return GoneDocument(uri, "archived or in the trash") if stored else None
+        database = plain_id(str((source.page.get("parent") or {}).get("database_id") or ""))
+        self._parents["db:" + database] = _parent_id({"parent": source.page.get("database_parent")})
+        try:
+            root = await self._root(api, "db:" + database)
+        except PageGone:
+            root = None
+        if root is None and self._roots:
+            return GoneDocument(uri, "no longer below the root pages") if stored else None
+        collection = self._collections.get(root) if root else None
+        if (
+            stored is not None
+            and not (self._full or rows_changed)
+            and stored.metadata.get("last_edited_time") == source.edited
+            and not self._maybe_edited_since_listed(source.edited)
+            and stored.collection == collection
+        ):
+            return UnchangedDocument(uri)
+        title = plain(source.page.get("title")) or "Untitled database"
+        try:
+            rows, more = await api.rows(source.id, limit=self.settings.max_database_rows)
+        except PageGone:
+            return GoneDocument(uri, "deleted, or no longer shared") if stored else None
+        except CredentialRejectedError:
+            raise
+        except ConnectorError as error:
+            return FailedDocument(uri, f"{title!r}: {error}")
+        text = database_text(
+            title=title,
+            description=source.page.get("description"),
+            schema=source.page.get("properties") or {},
+            rows=rows,
+            more=more,
+        )
+        return SourceDocument(
+            uri=uri,
+            title=title,
+            url=str(source.page.get("url") or page_url(database)),
+            text=text,
+            metadata={"last_edited_time": source.edited, "root": root, "database": database},
+            updated_at=_parsed(source.edited),
+            notes=(f"more than {len(rows)} rows: the first {len(rows)} indexed",) if more else (),
+            collection=collection,
+        )
+
     async def _document(
         self, api: NotionApi, listed: Listed, title: str, root: str, collection: str | None
     ) -> SourceDocument:
@@ -289,7 +424,7 @@ class NotionSource(ChangeFeedSource):
             uri=listed.id,
             title=title,
             url=str(page.get("url") or page_url(listed.id)),
-            text=f"# {title}\n\n{render(nodes)}",
+            text=f"# {title}\n\n{_row_text(page)}{render(nodes)}",
             metadata={
                 "last_edited_time": listed.edited,
                 "root": root,
@@ -357,8 +492,8 @@ class NotionSource(ChangeFeedSource):
 
     async def _user(self, api: NotionApi, user_id: str) -> str:
         if user_id not in self._users:
-            self._users[user_id] = await api.user_name(user_id)
-        return self._users[user_id] or user_id
+            self._users[user_id] = asyncio.ensure_future(api.user_name(user_id))
+        return await asyncio.shield(self._users[user_id]) or user_id
 
     def _maybe_edited_since_listed(self, edited: str) -> bool:
         """Notion's last_edited_time is to the minute: an edit made in the same minute as
@@ -386,7 +521,18 @@ _KEPT = ("id", "last_edited_time", "parent", "url", "created_by", "archived", "i
 def _slim(page: dict[str, Any]) -> dict[str, Any]:
     slim = {key: page[key] for key in _KEPT if key in page}
     slim["properties"] = {"title": {"type": "title", "title": _title_parts(page)}}
+    slim["row"] = _row_text(page)
     return slim
+
+
+def _row_text(page: dict[str, Any]) -> str:
+    """A database row's properties ("Status: Done"), which are often all a row holds."""
+    if "row" in page:
+        return str(page["row"])
+    if (page.get("parent") or {}).get("type") not in ("data_source_id", "database_id"):
+        return ""
+    lines = row_lines(page.get("properties") or {})
+    return "".join(f"{line}\n" for line in lines) + ("\n" if lines else "")
 
 
 def _title_parts(page: dict[str, Any]) -> list[Any]:

@@ -10,6 +10,12 @@ Written from Atlassian's reference:
   https://developer.atlassian.com/cloud/confluence/cql-fields/
 - restrictions expansion (`restrictions.read.restrictions.user` / `.group`):
   https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content-restrictions/
+- ancestors (`expand=ancestors`: the page's ancestors, root first, as content objects):
+  https://developer.atlassian.com/cloud/confluence/rest/v1/api-group-content/#api-wiki-rest-api-content-id-get
+  A restriction set on a parent hides the child in Confluence, but the child's own
+  `restrictions.read` stays empty: the API lists only restrictions set on the content
+  itself (https://jira.atlassian.com/browse/CONFCLOUD-71108,
+  https://jira.atlassian.com/browse/CONFSERVER-99749), as this fake does.
 - rate limiting (429 with Retry-After): https://developer.atlassian.com/cloud/confluence/rate-limiting/
 
 It serves under a context path (`/wiki`, as Cloud does), pages results with `start` and
@@ -56,6 +62,7 @@ class Page:
     labels: list[str] = field(default_factory=list)
     restricted_to: list[str] = field(default_factory=list)  # user names with read access
     attachments: list[Attachment] = field(default_factory=list)
+    parent: str | None = None  # the parent page's id, in the same space
 
 
 @dataclass(slots=True)
@@ -257,6 +264,8 @@ class FakeConfluence:
         if "metadata.labels" in expand:
             labels = [{"prefix": "global", "name": name} for name in page.labels]
             content["metadata"] = {"labels": {"results": labels, "size": len(labels)}}
+        if "ancestors" in expand:
+            content["ancestors"] = [self._ancestor_json(a) for a in self._ancestors(page)]
         if "restrictions.read.restrictions.user" in expand:
             users = [{"type": "known", "displayName": who} for who in page.restricted_to]
             content["restrictions"] = {
@@ -269,6 +278,24 @@ class FakeConfluence:
                 }
             }
         return content
+
+    def _ancestors(self, page: Page) -> list[Page]:
+        chain: list[Page] = []
+        parent = self.pages.get(page.parent) if page.parent else None
+        while parent is not None:
+            chain.insert(0, parent)  # root first, as Confluence orders them
+            parent = self.pages.get(parent.parent) if parent.parent else None
+        return chain
+
+    def _ancestor_json(self, page: Page) -> dict[str, Any]:
+        return {
+            "id": page.id,
+            "type": "page",
+            "status": "current",
+            "title": page.title,
+            "_links": {"self": f"{self.base_url}/rest/api/content/{page.id}"},
+            "_expandable": {"restrictions": f"/rest/api/content/{page.id}/restriction/byOperation"},
+        }
 
 
 def _expand(request: web.Request) -> set[str]:

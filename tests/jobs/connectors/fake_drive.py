@@ -8,6 +8,9 @@ Written from the Drive v3 reference:
 - files.export: https://developers.google.com/drive/api/reference/rest/v3/files/export
 - changes.getStartPageToken / changes.list (newStartPageToken, removed, file):
   https://developers.google.com/drive/api/reference/rest/v3/changes
+  A change is "a change to a file or shared drive": moving a folder changes that
+  folder's `parents` alone, so the files and folders below it get no change of their
+  own (here: `change(folder, parents=...)` logs the folder only).
 - errors (401 authError, 403/429 rateLimitExceeded, 400 invalid pageToken):
   https://developers.google.com/drive/api/guides/handle-errors
 - limited access (`inheritedPermissionsDisabled`):
@@ -20,9 +23,10 @@ Faults are scripted per path. Every request is recorded.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -69,6 +73,23 @@ class FakeDrive:
         self.requests: list[tuple[str, dict[str, str]]] = []
         self.faults: dict[str, list[Fault]] = {}
         self.server: TestServer | None = None
+        # Content requests in flight at once, at most: `together` holds the first ones
+        # until that many arrive (or a few seconds pass), so reads made side by side
+        # show as overlapping and reads made one by one do not.
+        self.together = 0
+        self.in_flight = 0
+        self.most_in_flight = 0
+        self._arrived = asyncio.Event()
+
+    async def _content_request(self) -> None:
+        self.in_flight += 1
+        self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        if self.in_flight >= self.together:
+            self._arrived.set()
+        elif not self._arrived.is_set():
+            with suppress(TimeoutError):  # reads made one by one: no partner comes
+                await asyncio.wait_for(self._arrived.wait(), timeout=3)
+        self.in_flight -= 1
 
     @property
     def endpoint(self) -> str:
@@ -198,6 +219,7 @@ class FakeDrive:
         if file is None:
             return _error(404, f"File not found: {request.match_info['id']}.", "notFound")
         if request.query.get("alt") == "media":
+            await self._content_request()
             if file.mime.startswith("application/vnd.google-apps."):
                 return _error(
                     403, "Only files with binary content can be downloaded.", "fileNotDownloadable"
@@ -210,6 +232,7 @@ class FakeDrive:
         if file is None:
             return _error(404, "File not found.", "notFound")
         wanted = request.query.get("mimeType", "")
+        await self._content_request()
         allowed = {DOC: {"text/html", "text/plain"}, SHEET: {"text/csv"}}.get(file.mime, set())
         if wanted not in allowed:
             return _error(400, "The requested conversion is not supported.", "badRequest")

@@ -5,6 +5,13 @@ Wire format from the API reference (Notion-Version 2025-09-03, notion-client's d
 - GET /v1/blocks/{id}/children: https://developers.notion.com/reference/get-block-children
 - GET /v1/pages/{id}: https://developers.notion.com/reference/retrieve-a-page
 - GET /v1/databases/{id}: https://developers.notion.com/reference/database-retrieve
+- data sources (a database's tables, with its title, description and property schema;
+  rows are pages whose parent is `data_source_id`):
+  https://developers.notion.com/reference/data-source,
+  GET /v1/data_sources/{id}: https://developers.notion.com/reference/retrieve-a-data-source,
+  POST /v1/data_sources/{id}/query: https://developers.notion.com/reference/query-a-data-source
+  Search with no filter returns pages and data sources together (`page_or_data_source`).
+- page property values: https://developers.notion.com/reference/page-property-values
 - GET /v1/users/{id}: https://developers.notion.com/reference/get-user
 - pagination (start_cursor, page_size ≤ 100, has_more, next_cursor):
   https://developers.notion.com/reference/intro#pagination
@@ -68,6 +75,8 @@ class FakePage:
     edited: datetime
     author: str
     in_trash: bool = False
+    # A database row's property values besides its title, by property name.
+    properties: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -78,6 +87,7 @@ class FakeNotion:
     page_size_cap: int = 100
     pages: dict[str, FakePage] = field(default_factory=dict)
     databases: dict[str, dict[str, Any]] = field(default_factory=dict)
+    data_sources: dict[str, dict[str, Any]] = field(default_factory=dict)
     blocks: dict[str, dict[str, Any]] = field(default_factory=dict)
     children: dict[str, list[str]] = field(default_factory=dict)
     users: dict[str, str] = field(default_factory=dict)
@@ -98,16 +108,20 @@ class FakeNotion:
     def add_page(
         self, title: str, blocks: list[Any], *, parent: str | None = None,
         database: str | None = None, author: str = "Ada Lovelace",
+        properties: dict[str, Any] | None = None,
     ) -> str:  # fmt: skip
         page_id = new_id()
         user_id = self.users.setdefault(author, new_id())
         if database:
-            where = {"type": "data_source_id", "data_source_id": new_id(), "database_id": database}
+            source = self.databases[database]["data_sources"][0]["id"]
+            where = {"type": "data_source_id", "data_source_id": source, "database_id": database}
         elif parent:
             where = {"type": "page_id", "page_id": parent}
         else:
             where = {"type": "workspace", "workspace": True}
-        self.pages[page_id] = FakePage(page_id, title, where, self.tick(), user_id)
+        self.pages[page_id] = FakePage(
+            page_id, title, where, self.tick(), user_id, properties=dict(properties or {})
+        )
         self.set_blocks(page_id, blocks, touch=False)
         if parent:
             child = block("child_page", title=title)
@@ -117,14 +131,41 @@ class FakeNotion:
             self.blocks[page_id] = child
         return page_id
 
-    def add_database(self, title: str, *, parent: str) -> str:
-        database_id = new_id()
+    def add_database(
+        self, title: str, *, parent: str, description: str = "",
+        schema: dict[str, str] | None = None,
+    ) -> str:  # fmt: skip
+        """A database with one data source; `schema` maps property names (besides the
+        title, "Name") to property types."""
+        database_id, source_id = new_id(), new_id()
+        where = {"type": "page_id", "page_id": parent}
         self.databases[database_id] = {
             "object": "database", "id": database_id, "title": [text(title)],
-            "parent": {"type": "page_id", "page_id": parent}, "is_inline": False,
-            "data_sources": [{"id": new_id(), "name": title}],
+            "description": [text(description)] if description else [],
+            "parent": where, "is_inline": False, "in_trash": False,
+            "data_sources": [{"id": source_id, "name": title}],
+        }  # fmt: skip
+        properties = {"Name": {"id": "title", "name": "Name", "type": "title", "title": {}}}
+        for number, (name, kind) in enumerate((schema or {}).items()):
+            properties[name] = {"id": f"p{number}", "name": name, "type": kind, kind: {}}
+        self.data_sources[source_id] = {
+            "object": "data_source", "id": source_id, "title": [text(title)],
+            "description": [text(description)] if description else [],
+            "parent": {"type": "database_id", "database_id": database_id},
+            "database_parent": where, "properties": properties,
+            "archived": False, "in_trash": False, "edited": self.tick(),
         }  # fmt: skip
         return database_id
+
+    def source_of(self, database_id: str) -> str:
+        return str(self.databases[database_id]["data_sources"][0]["id"])
+
+    def data_source_object(self, source: dict[str, Any]) -> dict[str, Any]:
+        stamp = source["edited"].strftime("%Y-%m-%dT%H:%M:00.000Z")
+        body = {k: v for k, v in source.items() if k != "edited"}
+        database = source["parent"]["database_id"]
+        return {**body, "created_time": stamp, "last_edited_time": stamp,
+                "url": f"https://www.notion.so/{database.replace('-', '')}"}  # fmt: skip
 
     def set_blocks(self, owner: str, blocks: list[Any], *, touch: bool = True) -> None:
         """Replace the page's (or block's) children: a block, or (block, [children])."""
@@ -149,7 +190,10 @@ class FakeNotion:
             "last_edited_by": {"object": "user", "id": page.author},
             "parent": page.parent, "archived": page.in_trash, "in_trash": page.in_trash,
             "icon": None, "cover": None,
-            "properties": {"title": {"id": "title", "type": "title", "title": [text(page.title)]}},
+            "properties": {
+                **page.properties,
+                "title": {"id": "title", "type": "title", "title": [text(page.title)]},
+            },
             "url": f"https://www.notion.so/{page.title.replace(' ', '-')}-{plain}",
             "public_url": None,
         }  # fmt: skip
@@ -163,6 +207,8 @@ class FakeNotion:
         app.router.add_get("/v1/blocks/{id}", self._block)
         app.router.add_get("/v1/pages/{id}", self._page)
         app.router.add_get("/v1/databases/{id}", self._database)
+        app.router.add_get("/v1/data_sources/{id}", self._data_source)
+        app.router.add_post("/v1/data_sources/{id}/query", self._query)
         app.router.add_get("/v1/users/{id}", self._user)
         return app
 
@@ -210,9 +256,16 @@ class FakeNotion:
         sort = body.get("sort") or {"direction": "descending", "timestamp": "last_edited_time"}
         if sort.get("timestamp") != "last_edited_time":
             return _error(400, "validation_error", "body.sort.timestamp should be last_edited_time")
-        pages = [p for p in self.pages.values() if not p.in_trash]
-        pages.sort(key=lambda p: p.edited, reverse=sort.get("direction") != "ascending")
-        results = [self.page_object(p) for p in pages] if wanted != "data_source" else []
+        found: list[tuple[datetime, dict[str, Any]]] = []
+        if wanted != "data_source":
+            found += [
+                (p.edited, self.page_object(p)) for p in self.pages.values() if not p.in_trash
+            ]
+        if wanted != "page":
+            found += [(s["edited"], self.data_source_object(s))
+                      for s in self.data_sources.values() if not s["in_trash"]]  # fmt: skip
+        found.sort(key=lambda pair: pair[0], reverse=sort.get("direction") != "ascending")
+        results = [obj for _, obj in found]
         return self._paged(results, body.get("start_cursor"), body.get("page_size", 100),
                            "page_or_data_source")  # fmt: skip
 
@@ -247,6 +300,27 @@ class FakeNotion:
         if found is None:
             return _error(404, "object_not_found", "Could not find database.")
         return web.json_response(found)
+
+    async def _data_source(self, request: web.Request) -> web.Response:
+        found = self.find(self.data_sources, request.match_info["id"])
+        if found is None or found["in_trash"]:
+            return _error(404, "object_not_found", "Could not find data source.")
+        return web.json_response(self.data_source_object(found))
+
+    async def _query(self, request: web.Request) -> web.Response:
+        found = self.find(self.data_sources, request.match_info["id"])
+        if found is None or found["in_trash"]:
+            return _error(404, "object_not_found", "Could not find data source.")
+        body = await request.json() if request.can_read_body else {}
+        allowed = {"sorts", "filter", "start_cursor", "page_size", "in_trash", "result_type"}
+        if set(body) - allowed:
+            return _error(400, "validation_error", f"unknown keys {sorted(set(body) - allowed)}")
+        rows = [
+            self.page_object(p) for p in self.pages.values()
+            if not p.in_trash and p.parent.get("data_source_id") == found["id"]
+        ]  # fmt: skip
+        rows.sort(key=lambda row: row["created_time"], reverse=True)  # newest first
+        return self._paged(rows, body.get("start_cursor"), body.get("page_size", 100), "page")
 
     async def _user(self, request: web.Request) -> web.Response:
         names = {v: k for k, v in self.users.items()}

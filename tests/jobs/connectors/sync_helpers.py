@@ -8,6 +8,7 @@ the end-to-end tests.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -66,8 +67,14 @@ class MemoryStore:
             for number, (uri, doc) in enumerate(self.documents.items(), start=1)
         }
 
-    async def sync(self, source: ChangeFeedSource) -> Run:
-        items = [item async for item in source.documents()]
+    async def sync(
+        self, source: ChangeFeedSource, *, on_item: Callable[[], None] | None = None
+    ) -> Run:
+        items = []
+        async for item in source.documents():
+            items.append(item)
+            if on_item is not None:  # progress, for bench/connectors.py
+                on_item()
         listed = {item.uri for item in items}
         for item in items:
             if isinstance(item, SourceDocument):

@@ -243,3 +243,62 @@ async def test_the_online_check_is_one_call(fake: FakeConfluence) -> None:
     check = await source(fake, MemoryStore()).check(titles=2)
     assert check.visible == 8 and check.titles == ("On-call", "Runbook 1")
     assert fake.calls() == 1
+
+
+async def test_children_of_a_restricted_page_are_left_out_on_the_first_sync(
+    fake: FakeConfluence,
+) -> None:
+    fake.pages["102"].parent = "101"
+    fake.pages["103"].parent = "102"  # a grandchild: restricted through 101 too
+    fake.pages["101"].restricted_to = ["ceo"]
+    store = MemoryStore()
+    run = await store.sync(source(fake, store, page_size=5))
+    assert not {"101", "102", "103"} & set(run.changed)
+    assert {"104", "105", "106", "107", "200"} <= set(run.changed)
+    # Every ancestor was in the listing: no page was looked up for its restrictions.
+    assert fake.calls("/rest/api/content/101") == 0
+
+
+async def test_a_child_leaves_when_its_parent_becomes_restricted_without_an_edit(
+    fake: FakeConfluence,
+) -> None:
+    fake.pages["105"].parent = "104"
+    fake.pages["106"].parent = "105"
+    store = MemoryStore()
+    await store.sync(source(fake, store))
+    assert {"104", "105", "106"} <= set(store.documents)
+    fake.pages["104"].restricted_to = ["ceo"]  # no new version of 104, 105 or 106
+    run = await store.sync(source(fake, store))
+    assert set(run.gone) == {"104", "105", "106"}
+    assert not {"104", "105", "106"} & set(store.documents)
+
+
+async def test_a_child_of_a_newly_restricted_page_moves_to_the_restricted_collection(
+    fake: FakeConfluence,
+) -> None:
+    fake.pages["105"].parent = "104"
+    store = MemoryStore()
+    settings: dict[str, Any] = {"restricted_collection": "leadership", "overlap_minutes": 0}
+    await store.sync(source(fake, store, **settings))
+    assert store.documents["105"].collection == "engineering"
+    fake.pages["104"].restricted_to = ["ceo"]
+    run = await store.sync(source(fake, store, **settings))  # found by the reconcile pass
+    assert run.changed["105"].collection == "leadership"
+    assert store.documents["104"].collection == "leadership"
+
+
+async def test_an_edited_child_of_an_unlisted_restricted_parent_is_left_out(
+    fake: FakeConfluence,
+) -> None:
+    store = MemoryStore()
+    await store.sync(source(fake, store, overlap_minutes=0, reconcile_every=50))
+    fake.pages["107"].parent = "101"
+    fake.pages["101"].restricted_to = ["ceo"]
+    fake.edit("107", "<p>Moved under the restricted runbook.</p>", at=T0 + timedelta(hours=1))
+    fake.requests.clear()
+    run = await store.sync(source(fake, store, overlap_minutes=0, reconcile_every=50))
+    assert set(run.gone) == {"107"} and "107" not in store.documents
+    # The parent was not in this run's listing: its restrictions were asked for once.
+    assert [q["expand"] for path, q in fake.requests if path == "/rest/api/content/101"] == [
+        "restrictions.read.restrictions.user,restrictions.read.restrictions.group"
+    ]

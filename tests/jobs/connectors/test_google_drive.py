@@ -205,3 +205,82 @@ async def test_the_online_check_lists_each_unit_once(fake: FakeDrive) -> None:
     check = await drive(fake, MemoryStore()).check(titles=2)
     assert check.visible == 5 and len(check.titles) == 2  # top level: the folder is not a file
     assert fake.calls("/files") == 2
+
+
+async def test_a_subfolder_moved_out_of_scope_takes_its_files_out_of_the_index(
+    fake: FakeDrive,
+) -> None:
+    fake.put(File("forms", "Forms", FOLDER, ["policies"]))
+    fake.put(File("claim", "Claim form", DOC, ["forms"], b"<p>Claim by Friday.</p>"))
+    store = MemoryStore()
+    await store.sync(drive(fake, store))
+    assert {"leave", "claim"} <= set(store.documents)
+    # Only the folder is in the change feed: its file and sub-subfolder keep their parents.
+    fake.change("policies", parents=["someone-else"])
+    run = await store.sync(drive(fake, store))
+    assert set(run.gone) == {"leave", "claim"}
+    assert not {"leave", "claim"} & set(store.documents)
+    assert run.cursor is not None and not {"policies", "forms"} & set(run.cursor["folders"])
+    # Later edits below the moved folder stay out.
+    fake.change("claim", content=b"<p>Claim by Monday.</p>")
+    again = await store.sync(drive(fake, store))
+    assert "claim" not in again.changed and "claim" not in store.documents
+
+
+async def test_a_subfolder_moved_between_folders_moves_its_files_collection(
+    fake: FakeDrive,
+) -> None:
+    fake.put(File("forms", "Forms", FOLDER, ["policies"]))
+    fake.put(File("claim", "Claim form", DOC, ["forms"], b"<p>Claim by Friday.</p>"))
+    store = MemoryStore()
+    settings: dict[str, Any] = {
+        "folders": ["hr-root", "ops-root"],
+        "collections": {"eng": "engineering", "hr-root": "people", "ops-root": "ops"},
+    }
+    await store.sync(drive(fake, store, **settings))
+    assert store.documents["claim"].collection == "people"
+    fake.change("policies", parents=["ops-root"])
+    run = await store.sync(drive(fake, store, **settings))
+    assert {uri: doc.collection for uri, doc in run.changed.items()} == {
+        "leave": "ops",
+        "claim": "ops",
+    }
+
+
+async def test_a_folder_moved_into_scope_brings_its_files_in(fake: FakeDrive) -> None:
+    fake.put(File("archive", "Archive", FOLDER, ["someone-else"]))
+    fake.put(File("old", "Old policy", DOC, ["archive"], b"<p>Retired in 2020.</p>"))
+    store = MemoryStore()
+    await store.sync(drive(fake, store))
+    assert "old" not in store.documents
+    fake.change("archive", parents=["hr-root"])
+    run = await store.sync(drive(fake, store))
+    assert set(run.changed) == {"old"} and run.changed["old"].collection == "people"
+
+
+async def test_a_shared_drive_s_files_are_read_side_by_side(fake: FakeDrive) -> None:
+    for n in range(6):
+        fake.put(File(f"doc{n}", f"Doc {n}", DOC, ["eng"], b"<p>Text.</p>", drive_id="eng"))
+    fake.together = 3
+    store = MemoryStore()
+    run = await store.sync(drive(fake, store, folders=[], concurrency=4))
+    assert len(run.changed) == 8  # the six, the guide and the on-call sheet
+    assert fake.most_in_flight >= 3
+
+
+async def test_a_big_folder_is_read_while_it_is_still_being_listed(fake: FakeDrive) -> None:
+    for n in range(30):
+        fake.put(File(f"memo{n:02d}", f"Memo {n}", DOC, ["hr-root"], b"<p>Memo.</p>"))
+    source = drive(fake, MemoryStore(), shared_drives=[], concurrency=1, page_size=5)
+
+    def listed_pages() -> int:  # answers of the listing of the folder's children
+        return sum(1 for path, q in fake.requests if path == "/files" and "'hr-root'" in q["q"])
+
+    before_first_document = None
+    async for item in source.documents():
+        if before_first_document is None and item.uri.startswith("memo"):
+            before_first_document = listed_pages()
+    assert listed_pages() == 7  # 35 children (30 memos, 4 files, a folder), 5 per page
+    # The first memos were read (and handed to the writer) after the first listing page,
+    # not after the whole folder was listed: memory stays bounded by a batch.
+    assert before_first_document == 1

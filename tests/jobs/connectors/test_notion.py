@@ -107,7 +107,7 @@ async def test_a_first_sync_indexes_every_shared_page_as_markdown_with_its_metad
     pool: asyncpg.Pool, fake: FakeNotion, base_url: str
 ) -> None:
     report = (await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])).reports[0]
-    assert report.documents_added == 5 and not report.failures
+    assert report.documents_added == 6 and not report.failures  # 5 pages, 1 database
     docs = await documents(pool)
     engineering = docs["Engineering"]
     onboarding = fake.ids["onboarding"].replace("-", "")  # type: ignore[attr-defined]
@@ -127,7 +127,7 @@ async def test_a_first_sync_indexes_every_shared_page_as_markdown_with_its_metad
     # The permission unit is the root page: child pages and database rows inherit it.
     assert {t: docs[t]["collection"] for t in docs} == {
         "Engineering": "engineering", "Deploys": "engineering", "Onboarding": "notion",
-        "People": "people", "Vacation policy": "people",
+        "People": "people", "Vacation policy": "people", "Policies": "people",
     }  # fmt: skip
     assert "Welcome! See [Engineering]" in docs["Onboarding"]["text"]
 
@@ -141,14 +141,14 @@ async def test_a_quiet_sync_makes_one_call_and_embeds_nothing_and_an_edit_re_emb
 
     quiet = (await job(pool, embedder).run([config(base_url, fake)])).reports[0]
     assert fake.calls() - before == 1  # one search answer, nothing older read
-    assert quiet.documents_unchanged == 5 and embedder.texts_embedded == embedded
+    assert quiet.documents_unchanged == 6 and embedder.texts_embedded == embedded
 
     engineering = fake.ids["engineering"]  # type: ignore[attr-defined]
     quote = fake.blocks[fake.children[engineering][8]]["quote"]
     quote["rich_text"] = [text("Ship it when it is dull.")]
     fake.pages[engineering].edited = fake.tick()
     edited = (await job(pool, embedder).run([config(base_url, fake)])).reports[0]
-    assert edited.documents_updated == 1 and edited.documents_unchanged == 4
+    assert edited.documents_updated == 1 and edited.documents_unchanged == 5
     assert 0 < edited.chunks_embedded < edited.chunks_reused  # only the changed chunk(s)
 
 
@@ -190,7 +190,7 @@ async def test_rate_limits_are_waited_out_and_a_broken_page_costs_only_itself(
     fake.broken.add(fake.ids["people"])  # type: ignore[attr-defined]
     report = (await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])).reports[0]
     assert fake.requests[0] == fake.requests[1] == ("POST", "/v1/search")  # 429, then again
-    assert report.documents_added == 4 and report.documents_failed == 1
+    assert report.documents_added == 5 and report.documents_failed == 1
     (failure,) = report.failures
     assert failure["reason"].startswith("'People': Notion answered HTTP 500")
     (run,) = await IndexRunRepository(pool).latest(limit=1)
@@ -211,7 +211,7 @@ async def test_an_expired_token_fails_the_run_naming_the_variable_and_keeps_the_
     outcome = await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])
     reason = outcome.errors["notion"]
     assert "NOTION_TOKEN" in reason and "\n" not in reason and TOKEN not in reason
-    assert len(await documents(pool)) == 5
+    assert len(await documents(pool)) == 6
     assert await SourceCursorRepository(pool).get("notion") == saved
 
 
@@ -262,3 +262,92 @@ async def test_the_online_check_prints_one_line_per_source(
         "notion: FAILED: source 'notion': Notion refused the credential in NOTION_TOKEN"
     )
     assert "ntn_wrong" not in line
+
+
+def projects(fake: FakeNotion) -> str:
+    """A Projects database under Engineering, with three rows and their properties."""
+    database = fake.add_database(
+        "Projects",
+        parent=fake.ids["engineering"],  # type: ignore[attr-defined]
+        description="Every project the platform team runs this year.",
+        schema={"Status": "status", "Lead": "rich_text", "Launched": "checkbox"},
+    )
+    for name, status, lead, launched in [
+        ("Billing revamp", "In progress", "Grace Hopper", False),
+        ("Search v2", "Done", "Ada Lovelace", True),
+        ("Status page", "Blocked", "Lin Chen", False),
+    ]:
+        fake.add_page(
+            name, [], database=database, properties={
+                "Status": {"id": "p0", "type": "status", "status": {"name": status}},
+                "Lead": {"id": "p1", "type": "rich_text", "rich_text": [text(lead)]},
+                "Launched": {"id": "p2", "type": "checkbox", "checkbox": launched},
+            },
+        )  # fmt: skip
+    return database
+
+
+async def test_a_shared_database_is_a_document_with_its_description_and_rows_table(
+    pool: asyncpg.Pool, fake: FakeNotion, base_url: str
+) -> None:
+    database = projects(fake)
+    report = (await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])).reports[0]
+    assert not report.failures
+    docs = await documents(pool)
+    # A row is a page whose text starts with its properties (often all a row holds).
+    assert docs["Billing revamp"]["text"].startswith(
+        "# Billing revamp\n\nStatus: In progress\nLead: Grace Hopper\nLaunched: no"
+    )
+    found = docs["Projects"]
+    assert found["collection"] == "engineering"  # its database's root page
+    assert found["url"] == f"https://www.notion.so/{database.replace('-', '')}"
+    assert found["text"].startswith(
+        "# Projects\n\nEvery project the platform team runs this year.\n\n"
+        "Projects is a database of 3 row(s); columns: Name, Status, Lead, Launched.\n"
+    )
+    assert "| Name | Status | Lead | Launched |" in found["text"]
+    assert "| Billing revamp | In progress | Grace Hopper | no |" in found["text"]
+    assert "| Search v2 | Done | Ada Lovelace | yes |" in found["text"]
+
+
+async def test_a_row_edit_rewrites_its_database_and_a_quiet_sync_queries_no_rows(
+    pool: asyncpg.Pool, fake: FakeNotion, base_url: str
+) -> None:
+    projects(fake)
+    embedder = HashingEmbedder("h", 64)
+    await job(pool, embedder).run([config(base_url, fake)])
+    before = len(fake.requests)
+    await job(pool, embedder).run([config(base_url, fake)])
+    assert fake.requests[before:] == [("POST", "/v1/search")]  # still one call
+
+    row = next(p for p in fake.pages.values() if p.title == "Status page")
+    row.properties["Status"] = {"id": "p0", "type": "status", "status": {"name": "Done"}}
+    row.edited = fake.tick()
+    report = (await job(pool, embedder).run([config(base_url, fake)])).reports[0]
+    assert report.documents_updated == 2  # the row, and its database's table
+    assert "| Status page | Done | Lin Chen | no |" in (await documents(pool))["Projects"]["text"]
+
+
+async def test_a_big_database_is_indexed_up_to_the_row_cap_with_a_warning(
+    pool: asyncpg.Pool, fake: FakeNotion, base_url: str
+) -> None:
+    projects(fake)
+    settings = config(base_url, fake, max_database_rows=2)
+    report = (await job(pool, HashingEmbedder("h", 64)).run([settings])).reports[0]
+    text_ = (await documents(pool))["Projects"]["text"]
+    assert (
+        "a database of 2+ row(s)" in text_ and text_.count("| no |") + text_.count("| yes |") == 2
+    )
+    assert any("more than 2 rows" in w for w in report.warnings)
+
+
+async def test_an_author_is_looked_up_once_for_all_the_pages_they_wrote(
+    pool: asyncpg.Pool, fake: FakeNotion, base_url: str
+) -> None:
+    for n in range(12):  # more than one window of pages read side by side
+        fake.add_page(f"Runbook {n}", [block("paragraph", f"Step {n}.")])
+    await job(pool, HashingEmbedder("h", 64)).run([config(base_url, fake)])
+    assert list(fake.users) == ["Ada Lovelace"]
+    assert [path for _, path in fake.requests if path.startswith("/v1/users/")] == [
+        f"/v1/users/{fake.users['Ada Lovelace']}"
+    ]

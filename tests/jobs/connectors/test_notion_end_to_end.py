@@ -85,3 +85,42 @@ async def test_kb_sources_check_online_signs_in_and_says_what_it_sees(tmp_path: 
     assert code == 1
     assert "notion: FAILED: source 'notion': the environment variable TEAM_NOTION is not set" in out
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+async def test_kb_ask_about_a_database_quotes_the_database_document(
+    database_url: str, tmp_path: Path
+) -> None:
+    fake = FakeNotion()
+    engineering = fake.add_page(
+        "Engineering", [block("paragraph", "Engineering owns the release train.")]
+    )
+    database = fake.add_database(
+        "Projects", parent=engineering,
+        description="The Projects database lists every project the platform team runs.",
+        schema={"Status": "status"},
+    )  # fmt: skip
+    for name, status in [("Billing revamp", "In progress"), ("Status page", "Blocked")]:
+        fake.add_page(name, [], database=database, properties={
+            "Status": {"id": "p0", "type": "status", "status": {"name": status}},
+        })  # fmt: skip
+    async with running(fake) as base_url:
+        sources = tmp_path / "sources.toml"
+        sources.write_text(
+            f'[[source]]\nname = "notion"\nkind = "notion"\ncollection = "notion"\n'
+            f'[source.settings]\ntoken_env = "TEAM_NOTION"\nbase_url = "{base_url}"\n'
+        )
+        env = {
+            "DATABASE_URL": database_url,
+            "KB_HOME": str(tmp_path / "home"),
+            "KB_SOURCES": str(sources),
+            "TEAM_NOTION": TOKEN,
+        }
+        code, out, err = await kb("index", "--json", env=env)
+        assert code == 0, err
+        code, out, err = await kb("ask", "What is in the Projects database?", "--json", env=env)
+    assert code == 0, err
+    answer = json.loads(out)
+    assert answer["claims"], answer
+    citation = answer["claims"][0]["citation"]
+    assert citation["title"] == "Projects"
+    assert citation["url"] == f"https://www.notion.so/{database.replace('-', '')}"
