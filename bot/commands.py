@@ -26,11 +26,12 @@ from bot.slack.preview import PreviewThread, messages_json, preview_html, thread
 from bot.sources import configured_sources, handbook_config, source_credentials
 from bot.terminal import answer_text
 from bot.wiring import Runtime, open_runtime
-from jobs.config import SourceConfig
+from jobs.config import SlackSourceConfig, SourceConfig
 from jobs.indexing import IndexReport, ProgressCallback
 from jobs.reindex import ReindexOutcome
 from jobs.schedule import build_scheduler
 from store.index_runs import IndexRunRepository
+from store.source_cursors import SourceCursorRepository
 
 console = Console(stderr=True)
 log = logging.getLogger(__name__)
@@ -293,6 +294,7 @@ async def serve_command(settings: Settings) -> None:
 
 async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
     from bot.server import build_http_app, running_slack, serve_until_stopped
+    from bot.slack.thread_watch import ThreadWatch
 
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:
@@ -312,6 +314,24 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
             if serve_http and settings.sentence_warmup and _changed(outcome):
                 await _warm_sentences(runtime)
 
+        async def refresh_threads(config: SlackSourceConfig, uris: list[str]) -> ReindexOutcome:
+            async with turns:
+                outcome = await job.refresh(config, uris)
+                runtime.metrics.reindexed(outcome, sources=[config.name])
+                return outcome
+
+        slack_sources = [c for c in configs if isinstance(c, SlackSourceConfig)]
+        # Edits, deletions and replies in the threads a `slack` source indexed are read
+        # again as Slack reports them, not at the source's next run.
+        thread_watch = (
+            ThreadWatch(
+                sources=slack_sources,
+                refresh=refresh_threads,
+                cursors=SourceCursorRepository(runtime.pool),
+            )
+            if slack_sources
+            else None
+        )
         scheduler = build_scheduler(configs, run_source=run_source)
         reindex_scheduled = bool(scheduler.get_jobs())
         if not reindex_scheduled and not serve_http:
@@ -331,7 +351,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
         # (measured on the handbook), long enough to miss the ack target once in a while.
         gc.collect()
         gc.freeze()
-        async with running_slack(runtime) as slack:
+        async with running_slack(runtime, thread_watch=thread_watch) as slack:
             _report_slack(settings, slack)
             if slack is not None:
                 add_slack_jobs(scheduler, runtime)
@@ -355,6 +375,8 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
             finally:
                 if warming is not None:
                     warming.cancel()
+                if thread_watch is not None:
+                    await thread_watch.close()
                 scheduler.shutdown(wait=False)
 
 

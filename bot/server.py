@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
 
     from bot.slack.services import SlackServices
+    from bot.slack.thread_watch import ThreadWatch
 
 log = logging.getLogger(__name__)
 
@@ -78,8 +79,11 @@ class SlackRunning:
 
 
 @asynccontextmanager
-async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
-    """The Slack app, when its tokens are set (None otherwise); Socket Mode connected."""
+async def running_slack(
+    runtime: Runtime, *, thread_watch: ThreadWatch | None = None
+) -> AsyncIterator[SlackRunning | None]:
+    """The Slack app, when its tokens are set (None otherwise); Socket Mode connected.
+    `thread_watch` is told of the messages that change an indexed Slack thread."""
     settings = runtime.settings
     if settings.slack_missing():
         yield None
@@ -101,6 +105,7 @@ async def running_slack(runtime: Runtime) -> AsyncIterator[SlackRunning | None]:
             client=client,
             identity=await bot_identity(client),
             signing_secret=secret.get_secret_value() if secret else None,
+            thread_watch=thread_watch,
         )
         running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
         await _recover(runtime, services)

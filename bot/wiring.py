@@ -65,6 +65,7 @@ if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run i
     from bot.slack.config import AccessPolicy, BotOptions
     from bot.slack.home import KnowledgeGaps
     from bot.slack.services import SlackServices
+    from bot.slack.thread_watch import ThreadWatch
     from bot.slack.views import KnowledgeGap
 
 log = logging.getLogger(__name__)
@@ -254,6 +255,7 @@ class Runtime:
         answerer: Answerer | None = None,
         access: AccessPolicy | None = None,
         options: BotOptions | None = None,
+        thread_watch: ThreadWatch | None = None,
     ) -> SlackServices:
         """Everything the Slack listeners need; `answerer` defaults to the agent loop of
         the index's active model, looked up per question (ActiveModelAnswerer)."""
@@ -270,6 +272,7 @@ class Runtime:
             index_collection=self.index_escalations,
             metrics=self.metrics,
             knowledge_gaps=self.knowledge_gaps,
+            thread_watch=thread_watch,
         )
 
     async def knowledge_gaps(self) -> list[KnowledgeGap]:
@@ -376,6 +379,7 @@ def compose_slack(
     index_collection: Callable[[str], Awaitable[object]],
     metrics: Metrics | None = None,
     knowledge_gaps: KnowledgeGaps | None = None,
+    thread_watch: ThreadWatch | None = None,
 ) -> SlackServices:
     """The Slack app's services over one pool, one Web API client and one answerer."""
     from bot.slack.assistant import AssistantDesk, StoredThreadContext
@@ -461,6 +465,7 @@ def compose_slack(
             knowledge_gaps=knowledge_gaps,
         ),
         tasks=BackgroundTasks(),
+        thread_watch=thread_watch,
     )
 
 

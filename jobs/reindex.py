@@ -23,7 +23,7 @@ hashes find what was already written unchanged (nothing is embedded twice).
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -123,6 +123,19 @@ class ReindexJob:
                 await self._documents.prune_change_log(older_than=CHANGE_LOG_KEPT)
             return await self._run_all(configs, dry_run=dry_run, progress=progress)
 
+    async def refresh(self, config: SourceConfig, uris: Iterable[str]) -> ReindexOutcome:
+        """Read just these documents of one source again (the bot saw them change): the
+        others stay as stored and the source's cursor does not move. Skipped, like a run,
+        while another reindex holds the lock; the caller tries again later."""
+        async with try_advisory_lock(self._pool, REINDEX_LOCK_KEY) as acquired:
+            if not acquired:
+                return ReindexOutcome(skipped=True, reason="another reindex is running")
+            outcome = ReindexOutcome()
+            await self._run_one(
+                config, None, outcome, dry_run=False, progress=None, only=frozenset(uris)
+            )
+            return outcome
+
     async def _run_all(
         self, configs: Sequence[SourceConfig], *, dry_run: bool, progress: ProgressFactory | None
     ) -> ReindexOutcome:
@@ -144,10 +157,13 @@ class ReindexJob:
         *,
         dry_run: bool,
         progress: ProgressCallback | None,
+        only: frozenset[str] | None = None,
     ) -> None:
         run_id = None if dry_run else await self._runs.start(source=config.name)
         try:
-            report = await self._index(config, http, run_id, dry_run=dry_run, progress=progress)
+            report = await self._index(
+                config, http, run_id, dry_run=dry_run, progress=progress, only=only
+            )
         except _SOURCE_ERRORS as exc:
             await self._failed(config, run_id, outcome, str(exc))
             return
@@ -173,8 +189,9 @@ class ReindexJob:
         *,
         dry_run: bool,
         progress: ProgressCallback | None,
+        only: frozenset[str] | None = None,
     ) -> IndexReport:
-        source = await self._source(config, http)
+        source = await self._source(config, http, only=only)
         options = IndexOptions(
             kind=config.kind,
             collection=config.collection,
@@ -202,7 +219,13 @@ class ReindexJob:
                 run_id, status="failed", counts={}, failures=[{"uri": "", "reason": reason}]
             )
 
-    async def _source(self, config: SourceConfig, http: aiohttp.ClientSession | None) -> Source:
+    async def _source(
+        self,
+        config: SourceConfig,
+        http: aiohttp.ClientSession | None,
+        *,
+        only: frozenset[str] | None = None,
+    ) -> Source:
         """The source, told what the store holds of it (for skipping what has not changed)."""
         source_id = await self._documents.source_id(config.name)
         stored = await self._documents.documents_of(source_id=source_id) if source_id else {}
@@ -216,4 +239,5 @@ class ReindexJob:
             # renamed back) would mark nothing unchanged and miss everything: read it all.
             cursor=saved.cursor if saved and stored else None,
             credentials=self._credentials,
+            **({"only": only} if only is not None else {}),
         )

@@ -59,6 +59,7 @@ def build_source(
     stored: Mapping[str, StoredDocument] | None = None,
     cursor: Cursor | None = None,
     credentials: Mapping[str, str] | None = None,
+    only: frozenset[str] | None = None,
 ) -> Source:
     """The Source for `config`; relative folder roots are resolved against `base_dir`.
 
@@ -66,9 +67,12 @@ def build_source(
     skips files unchanged since, the web source sends conditional GETs, a connector marks
     what its change feed did not mention as unchanged. `cursor` is where a connector's
     change feed was last read to; `credentials` maps the environment variable names the
-    sources file gives to their values (read by bot/, never here).
+    sources file gives to their values (read by bot/, never here). `only`: read just
+    those documents again (a connector's refresh; jobs/connectors/base.py).
     """
     stored = stored or {}
+    if only is not None and config.kind not in CONNECTORS:
+        raise SourceConfigError(f"source {config.name!r} can't read single documents again")
     if isinstance(config, DirectorySourceConfig):
         return DirectorySource.from_settings(
             name=config.name, settings=config.settings, base_dir=base_dir, previous=stored
@@ -88,7 +92,9 @@ def build_source(
     builder = CONNECTORS.get(config.kind)
     if builder is None:
         raise SourceConfigError(f"source {config.name!r}: no connector for kind {config.kind!r}")
-    context = ConnectorContext(stored=stored, cursor=cursor, credentials=credentials or {})
+    context = ConnectorContext(
+        stored=stored, cursor=cursor, credentials=credentials or {}, only=only
+    )
     return builder(config, context)
 
 

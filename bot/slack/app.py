@@ -2,7 +2,8 @@
 
 Order of a request: signature check (HTTP mode) → authorization (the identity read at
 start-up, see web.py) →
-bolt drops the bot's own events → url_verification → `drop_noise` → `mark_delivery`
+bolt drops the bot's own events → url_verification → `watch_threads` (with `slack`
+sources) → `drop_noise` → `mark_delivery`
 → the assistant middleware → listeners. A listener acks and hands its work off; the
 work starts once the delivery is claimed in Postgres (exactly once, across instances).
 Nothing on the ack path waits on the database or the agent, so the app runs with
@@ -18,7 +19,7 @@ from slack_bolt.async_app import AsyncApp
 from slack_bolt.authorization import AuthorizeResult
 
 from bot.slack.listeners import register_all
-from bot.slack.middleware import drop_noise, mark_delivery, redact_logs
+from bot.slack.middleware import drop_noise, mark_delivery, redact_logs, watch_threads
 from bot.slack.services import SlackServices
 from bot.slack.web import without_token
 
@@ -45,6 +46,8 @@ def build_app(services: SlackServices) -> AsyncApp:
         url_verification_enabled=True,
         ssl_check_enabled=True,
     )
+    if services.thread_watch is not None:
+        app.use(watch_threads(services.thread_watch))
     app.use(drop_noise(services.options))
     app.use(mark_delivery())
     register_all(app, services)

@@ -1,5 +1,7 @@
 """Cross-cutting concerns, as bolt global middleware, and log redaction.
 
+- `watch_threads`: every message event is shown to the thread watch first, edits and
+  deletions included, before `drop_noise` drops them.
 - `drop_noise`: the bot's own messages, edits, deletions, joins, (by setting) other
   bots, and channel chatter no thread or setting could make it answer are acknowledged
   and dropped before any listener sees them or anything is written.
@@ -28,11 +30,26 @@ from slack_bolt.response import BoltResponse
 from bot.logs import begin
 from bot.slack.config import BotOptions
 from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
+from bot.slack.thread_watch import ThreadWatch
 
 log = logging.getLogger(__name__)
 
 Next = Callable[[], Awaitable[None]]
 Middleware = Callable[..., Awaitable[BoltResponse | None]]
+
+
+def watch_threads(watch: ThreadWatch) -> Middleware:
+    """Tell the thread watch of every message event, noise included: an edit, a deletion
+    or a reply in a thread a `slack` source indexed is read again (bot/slack/thread_watch.py).
+    No I/O here: the watch only notes the thread."""
+
+    async def watch_threads(body: dict[str, Any], next: Next) -> Any:
+        event = event_of(body)
+        if event is not None:
+            watch.touched(event)
+        return await next()
+
+    return watch_threads
 
 
 def drop_noise(options: BotOptions) -> Middleware:

@@ -25,6 +25,7 @@ from bot.slack.messages import MessageDesk
 from bot.slack.middleware import DELIVERY, Delivery
 from bot.slack.slash import CommandDesk
 from bot.slack.tasks import BackgroundTasks
+from bot.slack.thread_watch import ThreadWatch
 from bot.slack.trace import TraceDesk
 from store.deliveries import DeliveryLog
 
@@ -48,6 +49,8 @@ class SlackServices:
     traces: TraceDesk
     home: HomeDesk
     tasks: BackgroundTasks
+    # Threads of the `slack` sources read again when they change (kb serve with sources).
+    thread_watch: ThreadWatch | None = None
 
     def hand_off(
         self, context: AsyncBoltContext, work: Coroutine[Any, Any, None], *, name: str

@@ -20,7 +20,7 @@ from collections.abc import AsyncIterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-from jobs.connectors.errors import MissingCredentialError
+from jobs.connectors.errors import MissingCredentialError, RefreshUnsupported
 from jobs.documents import FailedDocument, SourceItem, UnchangedDocument
 from store.documents import StoredDocument
 
@@ -49,6 +49,9 @@ class ConnectorContext:
     # Environment variable name → value, for the names the sources file gives (bot/ reads
     # the environment; jobs/ never does).
     credentials: Mapping[str, str] = field(default_factory=dict, repr=False)
+    # Read only these documents again (a refresh: the bot saw them change in Slack);
+    # None: the whole change feed. A refresh never moves the cursor.
+    only: frozenset[str] | None = None
 
     def credential(self, *, source: str, env: str) -> Credential:
         value = self.credentials.get(env)
@@ -113,9 +116,26 @@ class ChangeFeedSource(ABC):
         be read this run: a connector should read them again next run (keep them in the
         cursor, or do not move past them), since their stored copies are now stale."""
 
+    def refresh(self, uris: frozenset[str]) -> AsyncIterator[SourceItem]:
+        """Those documents read again, whatever the feed says (`context.only`); a
+        connector that can't read one document alone refuses."""
+        raise RefreshUnsupported(f"source {self.name!r} can't read single documents again")
+
     async def documents(self) -> AsyncIterator[SourceItem]:
         listed: set[str] = set()
         self._failed = []
+        if self.context.only is not None:
+            # A refresh lists a few documents; every other one stays as stored, and the
+            # cursor stays where the last full run left it (new_cursor stays None).
+            if self.cursor is None:
+                return  # never synced: the first full run reads them
+            async for item in self.refresh(self.context.only):
+                listed.add(item.uri)
+                yield item
+            for uri in self.context.stored:
+                if uri not in listed:
+                    yield UnchangedDocument(uri)
+            return
         async for item in self.changes(self.cursor):
             listed.add(item.uri)
             if isinstance(item, FailedDocument):

@@ -41,3 +41,7 @@ class TransientError(ConnectorError):
     def __init__(self, message: str, *, retry_after: float | None = None) -> None:
         super().__init__(message)
         self.retry_after = retry_after
+
+
+class RefreshUnsupported(ConnectorError):
+    """A refresh of single documents asked of a source that can only read its whole feed."""

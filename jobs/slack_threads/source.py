@@ -95,6 +95,22 @@ class SlackThreadsSource(ChangeFeedSource):
             else:
                 yield GoneDocument(uri, "its channel is no longer in the source's settings")
 
+    async def refresh(self, uris: frozenset[str]) -> AsyncIterator[SourceItem]:
+        """Threads the bot saw edited, deleted or replied to (`CHANNEL/THREAD_TS`), read
+        again now; one in a channel this source does not read is ignored."""
+        api = self._api()
+        bot_user = await api.bot_user()
+        channels, _ = await self._channels(api)
+        by_id = {c.id: c for c in channels}
+        for uri in sorted(uris):
+            channel_id, _, ts = uri.partition("/")
+            channel = by_id.get(channel_id)
+            if channel is None or not ts:
+                continue
+            item = await self._thread(api, channel, ts, uri, bot_user)
+            if item is not None:
+                yield item
+
     def cursor_after(self, *, failed: Sequence[str]) -> Cursor:
         state = {channel: dict(entry) for channel, entry in self._state.items()}
         for uri in failed:

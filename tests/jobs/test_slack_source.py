@@ -157,6 +157,34 @@ async def test_a_private_channels_thread_is_quoted_in_that_channel_and_nowhere_e
     assert all(c.collection == "help" for c in outside.citations)
 
 
+async def test_a_refresh_reads_only_the_touched_thread_and_leaves_the_cursor(
+    runtime: Runtime, slack: FakeSlackHistory, pool: asyncpg.Pool
+) -> None:
+    parent = ask_vpn_thread(slack)
+    other = slack.post(HELP, "U0ALICE01", "Where is the style guide?", at=slack.now() - 3 * _DAY)
+    slack.post(HELP, "U0BOB0001", "On the wiki, under Writing.", thread_ts=other)
+    await sync(runtime, slack, config(slack))
+    cursor = await pool.fetchval("SELECT cursor FROM source_cursors WHERE source = 'slack'")
+    reply = next(m for m in slack.channels[HELP].messages if "portal" in m["text"])
+    slack.edit(HELP, reply["ts"], reply["text"].replace("five minutes", "ten minutes"))
+    slack.calls.clear()
+    job = runtime.reindex_job(base_dir=Path("."), credentials={"SLACK_HISTORY_TOKEN": TOKEN})
+    outcome = await job.refresh(config(slack), [f"{HELP}/{parent}", "C0ELSEWHERE/1.000100"])
+    assert not outcome.errors
+    (report,) = outcome.reports
+    assert (report.documents_updated, report.documents_unchanged) == (1, 1)
+    assert not slack.calls_to("conversations.history")
+    assert [c.params["ts"] for c in slack.calls_to("conversations.replies")] == [parent]
+    text = await pool.fetchval("SELECT text FROM documents WHERE uri = $1", f"{HELP}/{parent}")
+    assert "ten minutes" in text
+    after = await pool.fetchval("SELECT cursor FROM source_cursors WHERE source = 'slack'")
+    assert after == cursor
+    # Deleted in Slack: the refresh deletes it, and only it.
+    slack.delete_thread(HELP, parent)
+    (report,) = (await job.refresh(config(slack), [f"{HELP}/{parent}"])).reports
+    assert (report.documents_deleted, report.documents_unchanged) == (1, 1)
+
+
 async def test_the_first_sync_reads_only_the_look_back_window(
     runtime: Runtime, slack: FakeSlackHistory
 ) -> None:

@@ -107,6 +107,7 @@ async def start_bot(
         answerer: Any = None,
         access: AccessPolicy | None = None,
         options: BotOptions | None = None,
+        thread_watch: Any = None,
     ) -> RunningBot:
         runtime = await runtime_on(corpus, embedder)
         client = build_web_client(
@@ -122,6 +123,7 @@ async def start_bot(
             answerer=answerer(runtime) if answerer else None,
             access=access or AccessPolicy(),
             options=options or BotOptions(escalation_channel="CESCALATE"),
+            thread_watch=thread_watch,
         )
         runner = web.AppRunner(build_http_app(runtime, slack=build_app(services)))
         await runner.setup()
