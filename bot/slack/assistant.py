@@ -31,7 +31,7 @@ from bot.slack.replies import AssistantReply
 from store.asked_documents import AskedDocuments, CitedDocument
 from store.catalog import Catalog, CollectionSummary
 from store.conversations import AssistantThreads
-from store.deliveries import DeliveryLog
+from store.deliveries import DeliveryLog, Question
 
 MAX_PROMPTS = 4
 PROMPT_TITLE = 75  # setSuggestedPrompts shows a short title; the message is what is asked
@@ -132,9 +132,17 @@ class AssistantDesk:
         if not question:
             return
         key, channel, thread_ts = message_key(event), str(event["channel"]), str(event["thread_ts"])
-        # Followed to the end like any question: a restart says "ask again" in the thread.
+        # Followed to the end like any question: re-run, or "ask again", if its process dies.
+        kept = Question(
+            team_id=team_id,
+            user_id=str(event.get("user", "")),
+            text=question,
+            surface="assistant",
+            message_ts=str(event.get("ts")),
+            with_history=True,
+        )
         claimed = await self._deliveries.claim(
-            key, kind="message", reply_channel=channel, reply_thread_ts=thread_ts
+            key, kind="message", reply_channel=channel, reply_thread_ts=thread_ts, question=kept
         )
         if not claimed:
             return

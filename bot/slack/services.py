@@ -21,8 +21,10 @@ from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.escalation import EscalationDesk
 from bot.slack.feedback import FeedbackDesk
 from bot.slack.home import HomeDesk
+from bot.slack.leases import Leases
 from bot.slack.messages import MessageDesk
 from bot.slack.middleware import DELIVERY, Delivery
+from bot.slack.rerun import Rerun
 from bot.slack.slash import CommandDesk
 from bot.slack.tasks import BackgroundTasks
 from bot.slack.trace import TraceDesk
@@ -48,6 +50,10 @@ class SlackServices:
     traces: TraceDesk
     home: HomeDesk
     tasks: BackgroundTasks
+    # The questions this process is answering (their leases), and how a question a dead
+    # process left is asked again: both for the sweep (sweep.py).
+    leases: Leases
+    rerun: Rerun
 
     def hand_off(
         self, context: AsyncBoltContext, work: Coroutine[Any, Any, None], *, name: str

@@ -6,7 +6,8 @@ started again on the same data folder. Meanwhile `kb serve` is a real process:
 
 - a question is mid-answer: its first Claude decision is held open by the fake Anthropic
   API until the database is down, then the run continues and meets the outage; the
-  asker gets one plain line naming the run;
+  asker gets one plain line naming the run, and the outcome the database missed is
+  recorded once it is back (so the question's lease never runs out into a re-run);
 - a reindex is mid-pass: 40 documents changed just before, their embeddings being
   written when the server stops.
 
@@ -122,7 +123,7 @@ async def test_kb_serve_answers_and_reindexes_again_after_postgres_restarts_unde
         database_url=dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
         sources=sources_file(tmp_path / "sources.toml", root=corpus, every="1s"),
         ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=anthropic_api.base_url,
-        KB_ANTHROPIC_TIMEOUT="5",
+        KB_ANTHROPIC_TIMEOUT="5", KB_SLACK_LEASE="3", KB_SLACK_SWEEP_EVERY="0.5",
     )  # fmt: skip
     serve = await ServeProcess.start(env, log=tmp_path / "serve.log")
     try:
@@ -161,6 +162,18 @@ async def test_kb_serve_answers_and_reindexes_again_after_postgres_restarts_unde
                 "chat.update",
                 where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
                 timeout=120,
+            )
+            # The failed question's outcome, missed by the database, is recorded once it
+            # is back (its lease kept meanwhile), so no sweep re-runs it.
+            await poll(
+                dsn,
+                "SELECT outcome = 'failed' AND runs = 1 FROM slack_deliveries WHERE key = $1",
+                "message:C111:1700001100.000001",
+            )
+            await poll(
+                dsn,
+                "SELECT count(*) = 0 FROM slack_deliveries"
+                " WHERE reply_channel IS NOT NULL AND finished_at IS NULL",
             )
     finally:
         code = await serve.stop()
