@@ -2,7 +2,8 @@
 
 `hand_off` is how a listener starts its work after the ack: the work runs only once the
 delivery is claimed in Postgres (see middleware.py), so the ack never waits on the
-database and a duplicate delivery, here or on another instance, does nothing.
+database and a duplicate delivery, here or on another instance, does nothing. While
+the database is down the claim waits for it (claims.py), so nothing acked is lost.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.assistant import AssistantDesk, StoredThreadContext
+from bot.slack.claims import claim_when_reachable
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.escalation import EscalationDesk
 from bot.slack.feedback import FeedbackDesk
@@ -65,7 +67,9 @@ class SlackServices:
 async def _first_delivery(
     deliveries: DeliveryLog, delivery: Delivery | None, work: Coroutine[Any, Any, None]
 ) -> None:
-    if delivery is not None and not await deliveries.claim(delivery.key, kind=delivery.kind):
+    if delivery is not None and not await claim_when_reachable(
+        lambda: deliveries.claim(delivery.key, kind=delivery.kind)
+    ):
         work.close()
         log.info("duplicate %s delivery dropped", delivery.kind)
         return
