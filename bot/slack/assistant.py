@@ -102,6 +102,15 @@ class AssistantDesk:
             return False
         return await self._threads.exists(channel_id=str(event["channel"]), thread_ts=thread_ts)
 
+    async def context_changed(self, event: Mapping[str, Any]) -> None:
+        """The panel's context (the channel the user is viewing), kept for its thread."""
+        thread = event["assistant_thread"]
+        await self._threads.save_context(
+            channel_id=str(thread["channel_id"]),
+            thread_ts=str(thread["thread_ts"]),
+            context=thread.get("context") or {},
+        )
+
     async def started(self, event: Mapping[str, Any]) -> None:
         thread = event["assistant_thread"]
         channel, thread_ts = str(thread["channel_id"]), str(thread["thread_ts"])

@@ -9,7 +9,7 @@ the database is down the claim waits for it (claims.py), so nothing acked is los
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -56,6 +56,16 @@ class SlackServices:
     # process left is asked again: both for the sweep (sweep.py).
     leases: Leases
     rerun: Rerun
+
+    async def dm_thread_message(
+        self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str
+    ) -> None:
+        """A message in a DM thread: the assistant panel's if its thread was opened as
+        one, else an ordinary DM (a lookup, so made after the ack)."""
+        if await self.assistant.is_assistant_thread(event):
+            await self.assistant.user_message(event, team_id=team_id, bot_user_id=bot_user_id)
+        else:
+            await self.messages.handle(event, team_id=team_id, bot_user_id=bot_user_id)
 
     def hand_off(
         self, context: AsyncBoltContext, work: Coroutine[Any, Any, None], *, name: str
