@@ -13,6 +13,10 @@ placeholders are replaced by the answers, the private placeholder is replaced th
 the response_url, the panel gets its answer in its thread. Each delivery is recorded
 answered on its second run, nobody is told to ask again, and the next question is
 answered as usual. (A re-run that dies too: tests/bot/slack/test_sweep.py.)
+
+And the other side: a slow answer on a live replica renews its lease for as long as it
+takes, so another replica sweeping meanwhile never takes it, re-runs it or tells its
+asker to ask again (what a rolling deploy must not do).
 """
 
 from __future__ import annotations
@@ -168,3 +172,59 @@ async def test_questions_of_every_kind_acked_by_a_killed_process_are_rerun_and_a
 
 def _answer(call: Call) -> bool:
     return (call.params.get("metadata") or {}).get("event_type") == "kb_answer"
+
+
+async def test_a_slow_answer_outlives_its_lease_on_a_live_replica_and_no_other_replica_takes_it(
+    corpus: asyncpg.Pool,
+    database_url: str,
+    fake_slack: FakeSlack,
+    anthropic_api: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    # The live replica's warm-up asks first; then the question's first decision is held
+    # open for several leases, while another replica sweeps five times a second.
+    anthropic_api.script("route", Reply({"action": "search", "standalone_question": "x"}))
+    anthropic_api.script("route", Reply(hang=True))
+    env = serve_env(
+        database_url=database_url, home=tmp_path / "home", slack_url=fake_slack.base_url,
+        sources=None, KB_SLACK_LEASE="2", KB_SLACK_SWEEP_EVERY="0.2",
+    )  # fmt: skip
+    slow = {
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": anthropic_api.base_url,
+        "KB_ANTHROPIC_TIMEOUT": "120",
+    }
+    async with aiohttp.ClientSession() as http:
+        live = await ServeProcess.start(env | slow, log=tmp_path / "live.log")
+        other = await ServeProcess.start(env, log=tmp_path / "other.log")
+        try:
+            await live.wait_healthy(http)
+            await other.wait_healthy(http)
+            asked = mention(QUESTION, ts="1700000800.000001", event_id="EvSlowLive")
+            assert (await live.sender(http).event(asked)).status == 200
+            await _wait_for_requests(anthropic_api, "route", 2)
+            # Renewed past three of its 2 s leases while the other replica was sweeping.
+            await _wait_for_row(
+                corpus,
+                "SELECT lease_until > received_at + interval '6 seconds' FROM slack_deliveries"
+                " WHERE key = 'message:C111:1700000800.000001'",
+            )
+            anthropic_api.release()
+            (answer,) = await fake_slack.wait_for("chat.update", where=_answer, timeout=180)
+        finally:
+            assert await other.stop() == 0, other.output()[-3000:]
+            assert await live.stop() == 0, live.output()[-3000:]
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
+    assert _told(fake_slack, "chat.update") == _told(fake_slack, "chat.postMessage") == []
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1  # its placeholder, once
+    row = await corpus.fetchrow(
+        "SELECT outcome, runs FROM slack_deliveries WHERE key = 'message:C111:1700000800.000001'"
+    )
+    assert tuple(row) == ("answered", 1)
+
+
+async def _wait_for_row(pool: asyncpg.Pool, query: str, timeout: float = 120) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await pool.fetchval(query):
+        assert asyncio.get_running_loop().time() < deadline, f"timed out on: {query}"
+        await asyncio.sleep(0.1)  # the renewals are another process's
