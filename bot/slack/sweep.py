@@ -82,6 +82,10 @@ class Sweep:
             except (OSError, asyncpg.PostgresError, asyncpg.InterfaceError, TimeoutError):
                 log.warning("the question sweep could not reach the database; next round retries")
                 renew_only = True
+            except Exception:
+                # A loop that dies stops every renewal of this process, and with them its
+                # live answers' leases: log whatever broke a round and keep the period.
+                log.exception("a question sweep round failed; the next one tries again")
 
     async def renew(self) -> None:
         """Record the outcomes the database missed, then extend this process's leases."""
