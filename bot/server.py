@@ -24,6 +24,7 @@ from pydantic import SecretStr
 
 from bot.health import ReadinessProbe
 from bot.metrics import CONTENT_TYPE
+from bot.settings import Settings
 from bot.wiring import Runtime
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ if TYPE_CHECKING:
     from slack_bolt.async_app import AsyncApp
 
     from bot.slack.services import SlackServices
+    from bot.slack.sweep import Sweep
     from bot.slack.thread_watch import ThreadWatch
 
 log = logging.getLogger(__name__)
@@ -108,7 +110,11 @@ async def running_slack(
             thread_watch=thread_watch,
         )
         running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
-        await _recover(runtime, services)
+        sweep = build_sweep(runtime, services)
+        await sweep.once()  # what a stopped process left, before new questions come in
+        sweeping = asyncio.create_task(
+            sweep.run(every=_sweep_period(runtime.settings)), name="question sweep"
+        )
         try:
             if settings.slack_app_token is not None:
                 running.socket_mode = await _connect(running.app, settings.slack_app_token)
@@ -116,21 +122,30 @@ async def running_slack(
         finally:
             if running.socket_mode is not None:
                 await running.socket_mode.close_async()
+            # Answers still running keep their leases while they finish; nothing new is taken.
+            sweep.draining = True
             await services.tasks.close()
+            sweeping.cancel()
+            await asyncio.gather(sweeping, return_exceptions=True)
 
 
-async def _recover(runtime: Runtime, services: SlackServices) -> None:
-    """Tell the askers a killed process left unanswered (before new questions come in)."""
-    from datetime import timedelta
+def build_sweep(runtime: Runtime, services: SlackServices) -> Sweep:
+    """The question sweep of this process (bot/slack/sweep.py)."""
+    from bot.slack.sweep import Sweep
 
-    from bot.slack.recovery import recover_unanswered
-
-    await recover_unanswered(
+    return Sweep(
         pool=runtime.pool,
         client=services.client,
         deliveries=services.deliveries,
-        older_than=timedelta(seconds=runtime.settings.slack_abandoned_after),
+        leases=services.leases,
+        rerun=services.rerun,
+        tasks=services.tasks,
     )
+
+
+def _sweep_period(settings: Settings) -> float:
+    """KB_SLACK_SWEEP_EVERY, but at least three renewals per lease."""
+    return min(settings.slack_sweep_every, settings.slack_lease / 3)
 
 
 async def healthz(request: web.Request) -> web.Response:

@@ -25,6 +25,7 @@ _VARIABLES = {
     "KB_SLACK_THREAD_NEEDS_MENTION", "KB_SLACK_IGNORE_BOTS", "KB_SLACK_ALWAYS_ESCALATE",
     "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
     "KB_READY_MAX_REINDEX_AGE", "KB_LOG_FORMAT", "KB_RETENTION_DAYS", "KB_SLACK_MAX_QUESTION_CHARS",
+    "KB_SLACK_LEASE", "KB_SLACK_SWEEP_EVERY",
 }  # fmt: skip
 _SECRETS = {
     "DATABASE_URL", "ANTHROPIC_API_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
@@ -116,12 +117,12 @@ class Settings(BaseSettings):
         default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
     )
     slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
-    # A question unanswered this many seconds after its ack, found at start-up, belongs
-    # to a process that died: its asker is told to ask again (bot/slack/recovery.py).
-    # Longer than any answer takes, so a live replica's slow answer is never taken over.
-    slack_abandoned_after: float = Field(
-        default=300, ge=0, validation_alias="KB_SLACK_ABANDONED_AFTER"
-    )
+    # A question's lease (bot/slack/sweep.py): renewed by the process answering it while
+    # it works; once it runs out, a sweep on any replica re-runs the question (once),
+    # then tells the asker to ask again. Sweeps (and renewals) run every
+    # KB_SLACK_SWEEP_EVERY seconds, and at least three times per lease.
+    slack_lease: float = Field(default=90, gt=0, validation_alias="KB_SLACK_LEASE")
+    slack_sweep_every: float = Field(default=15, gt=0, validation_alias="KB_SLACK_SWEEP_EVERY")
     slack_max_body_bytes: int = Field(
         default=1_048_576, ge=1024, validation_alias="KB_SLACK_MAX_BODY_BYTES"
     )

@@ -364,6 +364,7 @@ def slack_options(settings: Settings) -> BotOptions:
         runs_per_workspace=settings.slack_runs_per_workspace,
         history_turns=settings.slack_history_turns,
         max_question_chars=settings.slack_max_question_chars,
+        lease_seconds=settings.slack_lease,
     )
 
 
@@ -387,8 +388,10 @@ def compose_slack(
     from bot.slack.escalation import EscalationDesk
     from bot.slack.feedback import FeedbackDesk
     from bot.slack.home import HomeDesk
+    from bot.slack.leases import Leases
     from bot.slack.messages import MessageDesk
     from bot.slack.queue import WorkspaceQueue
+    from bot.slack.rerun import Rerun
     from bot.slack.services import SlackServices
     from bot.slack.slash import CommandDesk
     from bot.slack.tasks import BackgroundTasks
@@ -400,7 +403,9 @@ def compose_slack(
     from store.deliveries import DeliveryLog
     from store.feedback import FeedbackRepository
 
-    runs, conversations, deliveries = RunRepository(pool), ConversationLog(pool), DeliveryLog(pool)
+    runs, conversations = RunRepository(pool), ConversationLog(pool)
+    deliveries = DeliveryLog(pool, lease=timedelta(seconds=options.lease_seconds))
+    leases = Leases()
     catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
     metrics = metrics or Metrics()
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
@@ -414,6 +419,7 @@ def compose_slack(
         options=options,
         deliveries=deliveries,
         metrics=metrics,
+        leases=leases,
     )
     return SlackServices(
         client=client,
@@ -465,6 +471,14 @@ def compose_slack(
             knowledge_gaps=knowledge_gaps,
         ),
         tasks=BackgroundTasks(),
+        leases=leases,
+        rerun=Rerun(
+            client=client,
+            conversation=conversation,
+            access=access,
+            deliveries=deliveries,
+            bot_user_id=str(identity.bot_user_id),
+        ),
         thread_watch=thread_watch,
     )
 

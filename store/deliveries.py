@@ -7,20 +7,39 @@ database, finds the key taken. Old keys are pruned (Slack retries within minutes
 A question's row also says what became of it: where its answer goes, the placeholder
 once posted, and when it finished and how; for a `/kb` question also the asker and
 the command's response_url, since a private answer has no message a chat.update could
-reach. A row claimed but never finished is a question whose process died mid-answer;
-`unfinished` finds them for the start-up recovery (bot/slack/recovery.py), which must
-never leave a question silently dropped.
+reach, and what a re-run needs (`Question`).
+
+A question's row carries a lease: set at the claim, renewed by the process answering
+it while it works (`renew`, a heartbeat). A row unfinished with its lease run out is a
+question whose process died mid-answer; `expired` finds them for the sweep
+(bot/slack/sweep.py), which re-runs each once (`take`) and otherwise tells its asker
+(`abandon`), so a question is never silently dropped. Both only touch a row whose lease
+has run out, so a live process's question is never taken from it.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 from datetime import timedelta
 
 import asyncpg
 
 # Slack honours a response_url for 30 minutes; a minute's margin for the call itself.
 RESPONSE_URL_LIFETIME = timedelta(minutes=29)
+
+
+@dataclass(frozen=True, slots=True)
+class Question:
+    """What re-running a question needs: who asked what, where and how."""
+
+    team_id: str
+    user_id: str
+    text: str
+    surface: str  # mention, command, private, thread, dm, assistant
+    channel_type: str | None = None
+    message_ts: str | None = None  # the message that asked (thread history stops there)
+    with_history: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,11 +54,14 @@ class Unfinished:
     asker_user_id: str | None = None
     response_url: str | None = None
     placeholder_ephemeral: bool = False
+    runs: int = 1  # times it was started: the first run, and a re-run
+    question: Question | None = None  # None: claimed before questions were kept
 
 
 class DeliveryLog:
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, lease: timedelta = timedelta(seconds=90)) -> None:
         self._pool = pool
+        self._lease = lease
 
     async def claim(
         self,
@@ -50,16 +72,20 @@ class DeliveryLog:
         reply_thread_ts: str | None = None,
         asker_user_id: str | None = None,
         response_url: str | None = None,
+        question: Question | None = None,
     ) -> bool:
         """True if this call recorded `key` first; False if it was already taken.
 
-        `reply_channel` (and thread) mark a question whose answer is followed to the end;
-        `asker_user_id` and `response_url` say how to reach a `/kb` asker privately.
+        `reply_channel` (and thread) mark a question whose answer is followed to the end:
+        it gets a lease, and `question` is kept for a re-run; `asker_user_id` and
+        `response_url` say how to reach a `/kb` asker privately.
         """
         inserted = await self._pool.fetchval(
             """INSERT INTO slack_deliveries
-                   (key, kind, reply_channel, reply_thread_ts, asker_user_id, response_url)
-               VALUES ($1, $2, $3, $4, $5, $6)
+                   (key, kind, reply_channel, reply_thread_ts, asker_user_id, response_url,
+                    question, lease_until)
+               VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb,
+                       CASE WHEN $3::text IS NOT NULL THEN now() + $8::interval END)
                ON CONFLICT (key) DO NOTHING RETURNING true""",
             key,
             kind,
@@ -67,8 +93,33 @@ class DeliveryLog:
             reply_thread_ts,
             asker_user_id,
             response_url,
+            json.dumps(asdict(question)) if question is not None else None,
+            self._lease,
         )
         return bool(inserted)
+
+    async def renew(self, keys: list[str]) -> None:
+        """Extend the leases of the questions this process is answering (its heartbeat)."""
+        if keys:
+            await self._pool.execute(
+                """UPDATE slack_deliveries SET lease_until = now() + $2::interval
+                   WHERE key = ANY($1::text[]) AND finished_at IS NULL""",
+                keys,
+                self._lease,
+            )
+
+    async def take(self, key: str) -> bool:
+        """Take an expired question for its re-run (a fresh lease, one more run); False if
+        its process renewed it, it finished, or another replica took it meanwhile."""
+        taken = await self._pool.fetchval(
+            """UPDATE slack_deliveries
+               SET runs = runs + 1, lease_until = now() + $2::interval
+               WHERE key = $1 AND finished_at IS NULL AND lease_until < now()
+               RETURNING true""",
+            key,
+            self._lease,
+        )
+        return bool(taken)
 
     async def replying_in(self, key: str, *, thread_ts: str) -> None:
         """The answer's thread, once it exists (a `/kb` question posted by the bot)."""
@@ -88,51 +139,53 @@ class DeliveryLog:
         )
 
     async def finish(self, key: str, *, outcome: str) -> None:
-        # The response_url can post to the asker for 30 minutes: not kept past its use.
+        # The response_url can post to the asker for 30 minutes, and the question is the
+        # asker's words: neither is kept past its use.
         await self._pool.execute(
             """UPDATE slack_deliveries
-               SET finished_at = now(), outcome = $2, response_url = NULL
+               SET finished_at = now(), outcome = $2, response_url = NULL, question = NULL
                WHERE key = $1 AND finished_at IS NULL""",
             key,
             outcome,
         )
 
     async def abandon(self, key: str) -> bool:
-        """Mark an unfinished question abandoned; False if it finished meanwhile.
+        """Mark an expired question abandoned; False if it finished or was renewed meanwhile.
 
-        The caller has read the response_url (`unfinished`) and uses it once, if at all.
+        The caller has read the response_url (`expired`) and uses it once, if at all.
         """
         changed = await self._pool.fetchval(
             """UPDATE slack_deliveries
-               SET finished_at = now(), outcome = 'abandoned', response_url = NULL
-               WHERE key = $1 AND finished_at IS NULL RETURNING true""",
+               SET finished_at = now(), outcome = 'abandoned', response_url = NULL,
+                   question = NULL
+               WHERE key = $1 AND finished_at IS NULL AND lease_until < now()
+               RETURNING true""",
             key,
         )
         return bool(changed)
 
     async def reopen(self, key: str) -> None:
-        """Undo `abandon` (the asker could not be told), so a later start-up tries again."""
+        """Undo `abandon` (the asker could not be told), so a later sweep tries again."""
         await self._pool.execute(
             """UPDATE slack_deliveries SET finished_at = NULL, outcome = NULL
                WHERE key = $1 AND outcome = 'abandoned'""",
             key,
         )
 
-    async def unfinished(self, *, older_than: timedelta) -> list[Unfinished]:
-        """Questions claimed more than `older_than` ago and never finished, oldest first.
+    async def expired(self) -> list[Unfinished]:
+        """Questions never finished whose lease ran out (their process died), oldest first.
 
         A response_url older than Slack honours it is left out: useless, and a secret.
         """
         rows = await self._pool.fetch(
             """SELECT key, reply_channel, reply_thread_ts, placeholder_ts, asker_user_id,
-                      CASE WHEN received_at > now() - $2::interval THEN response_url END
+                      CASE WHEN received_at > now() - $1::interval THEN response_url END
                           AS response_url,
-                      placeholder_ephemeral
+                      placeholder_ephemeral, runs, question
                FROM slack_deliveries
                WHERE reply_channel IS NOT NULL AND finished_at IS NULL
-                 AND received_at < now() - $1::interval
+                 AND lease_until < now()
                ORDER BY received_at""",
-            older_than,
             RESPONSE_URL_LIFETIME,
         )
         return [
@@ -144,6 +197,8 @@ class DeliveryLog:
                 asker_user_id=r["asker_user_id"],
                 response_url=r["response_url"],
                 placeholder_ephemeral=r["placeholder_ephemeral"],
+                runs=r["runs"],
+                question=Question(**json.loads(r["question"])) if r["question"] else None,
             )
             for r in rows
         ]

@@ -2,6 +2,20 @@
 
 from __future__ import annotations
 
+import asyncpg
+
+# What a call raises when the server is down, restarting or cut its connection, as
+# opposed to a bad query: connection refused or reset, SQLSTATE class 08 (connection
+# exception) and 57P (operator intervention: shutting down, starting up), or a
+# connection the pool found closed.
+CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
+    OSError,
+    TimeoutError,
+    asyncpg.PostgresConnectionError,
+    asyncpg.exceptions.OperatorInterventionError,
+    asyncpg.InterfaceError,
+)
+
 
 class StoreError(Exception):
     """Base class for everything the store raises on purpose."""

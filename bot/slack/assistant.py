@@ -31,7 +31,7 @@ from bot.slack.replies import AssistantReply
 from store.asked_documents import AskedDocuments, CitedDocument
 from store.catalog import Catalog, CollectionSummary
 from store.conversations import AssistantThreads
-from store.deliveries import DeliveryLog
+from store.deliveries import DeliveryLog, Question
 
 MAX_PROMPTS = 4
 PROMPT_TITLE = 75  # setSuggestedPrompts shows a short title; the message is what is asked
@@ -102,6 +102,15 @@ class AssistantDesk:
             return False
         return await self._threads.exists(channel_id=str(event["channel"]), thread_ts=thread_ts)
 
+    async def context_changed(self, event: Mapping[str, Any]) -> None:
+        """The panel's context (the channel the user is viewing), kept for its thread."""
+        thread = event["assistant_thread"]
+        await self._threads.save_context(
+            channel_id=str(thread["channel_id"]),
+            thread_ts=str(thread["thread_ts"]),
+            context=thread.get("context") or {},
+        )
+
     async def started(self, event: Mapping[str, Any]) -> None:
         thread = event["assistant_thread"]
         channel, thread_ts = str(thread["channel_id"]), str(thread["thread_ts"])
@@ -132,9 +141,17 @@ class AssistantDesk:
         if not question:
             return
         key, channel, thread_ts = message_key(event), str(event["channel"]), str(event["thread_ts"])
-        # Followed to the end like any question: a restart says "ask again" in the thread.
+        # Followed to the end like any question: re-run, or "ask again", if its process dies.
+        kept = Question(
+            team_id=team_id,
+            user_id=str(event.get("user", "")),
+            text=question,
+            surface="assistant",
+            message_ts=str(event.get("ts")),
+            with_history=True,
+        )
         claimed = await self._deliveries.claim(
-            key, kind="message", reply_channel=channel, reply_thread_ts=thread_ts
+            key, kind="message", reply_channel=channel, reply_thread_ts=thread_ts, question=kept
         )
         if not claimed:
             return

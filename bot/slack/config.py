@@ -163,3 +163,5 @@ class BotOptions:
     history_turns: int = 10
     # Longer questions get a polite "please shorten it" instead of a run (bounded work).
     max_question_chars: int = 4000
+    # How long a question's lease lasts unrenewed (bot/slack/sweep.py).
+    lease_seconds: float = 90

@@ -29,6 +29,7 @@ from bot.slack.blocks import (
     too_long_message,
 )
 from bot.slack.config import Access, BotOptions
+from bot.slack.leases import Leases
 from bot.slack.mrkdwn import clean
 from bot.slack.queue import WorkspaceQueue
 from bot.slack.replies import Reply
@@ -103,8 +104,10 @@ class Conversation:
         deliveries: DeliveryLog | None = None,
         step_interval: float = 1.5,
         metrics: Metrics | None = None,
+        leases: Leases | None = None,
     ) -> None:
         self._deliveries = deliveries
+        self._leases = leases or Leases()
         self._answerer = answerer
         self._runs = runs
         self._answers = answers
@@ -115,7 +118,13 @@ class Conversation:
         self._metrics = metrics
 
     async def run(self, asked: Asked, reply: Reply) -> None:
-        """Answer `asked` through `reply`; never raises (a failure is shown instead)."""
+        """Answer `asked` through `reply`; never raises (a failure is shown instead).
+
+        The question's lease is renewed (leases.py) for as long as it is being answered."""
+        with self._leases.holding(asked.delivery):
+            await self._run(asked, reply)
+
+    async def _run(self, asked: Asked, reply: Reply) -> None:
         reference = uuid.uuid4().hex[:16]
         started = time.monotonic()
         # NUL and lone surrogates cannot be stored (Postgres text is UTF-8 without NUL);
@@ -165,7 +174,8 @@ class Conversation:
         try:
             await self._deliveries.finish(asked.delivery, outcome=outcome)
         except Exception:
-            log.warning("could not mark the delivery %s", outcome, exc_info=True)
+            log.warning("could not mark the delivery %s; the sweep will", outcome, exc_info=True)
+            self._leases.finish_later(asked.delivery, outcome)
 
     async def _answer(self, asked: Asked, reply: Reply, reference: str) -> Answer:
         async def queued(position: int) -> None:

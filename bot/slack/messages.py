@@ -30,7 +30,7 @@ from bot.slack.predicates import (
 )
 from bot.slack.replies import ThreadReply
 from store.conversations import ConversationLog
-from store.deliveries import DeliveryLog
+from store.deliveries import DeliveryLog, Question
 
 log = logging.getLogger(__name__)
 # Slack's emoji name for 🙂: "you're welcome", distinct from the 👍 of feedback.
@@ -76,6 +76,7 @@ class MessageDesk:
             kind="message",
             reply_channel=channel if followed else None,
             reply_thread_ts=thread_ts if followed else None,
+            question=_kept(event, decision, team_id=team_id, text=question) if followed else None,
         )
         if not claimed:
             return
@@ -136,6 +137,19 @@ class MessageDesk:
             # Already reacted (a redelivery), or no reactions:write scope: a reaction is a
             # courtesy, never worth an error message in the thread.
             log.info("no reaction on a thank-you: %s", exc.response.get("error"))
+
+
+def _kept(event: Mapping[str, Any], decision: Route, *, team_id: str, text: str) -> Question:
+    """What a re-run of this message's question needs (recovery.py)."""
+    return Question(
+        team_id=team_id,
+        user_id=str(event.get("user", "")),
+        text=text,
+        surface=_surface(event, decision),
+        channel_type=event.get("channel_type"),
+        message_ts=str(event.get("ts")),
+        with_history=is_thread_reply(event),
+    )
 
 
 def _surface(event: Mapping[str, Any], decision: Route) -> str:

@@ -1,26 +1,23 @@
-"""Start-up recovery: questions acked by a process that died before answering them.
+"""Telling the asker of a question a dead process left unanswered to ask again.
 
 A question's delivery row is claimed at the ack and finished when its answer (or its
-failure line) is shown. A row still unfinished `older_than` after its claim belongs to a
-process that was killed mid-answer (SIGKILL, OOM, a lost machine). `kb serve` calls
-`recover_unanswered` once at start-up, one replica at a time (an advisory lock): each
-such question's placeholder is replaced with "please ask again" (found by its post key
+failure line) is shown; a row whose lease ran out belongs to a process that was killed
+mid-answer (SIGKILL, OOM, a lost machine). The sweep (sweep.py) re-runs such a question
+once (rerun.py); when it cannot, or the re-run died too, it calls `tell_to_ask_again`:
+the question's placeholder is replaced with "please ask again" (found by its post key
 when the process died before recording its ts), or, when the process died before the
 placeholder was up, the line is posted in the question's thread. A `/kb` question with
 no thread (a private answer, or killed before the bot posted the question) is told
 privately: through the command's response_url while Slack honours it (30 minutes),
 else with chat.postEphemeral, else in the asker's DM with the app. The question is
-never silently dropped; it is not re-run, since the asker may have asked again already
-and the event payload is not kept.
+never silently dropped.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
 
 import aiohttp
-import asyncpg
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
@@ -29,8 +26,7 @@ from bot.slack.blocks import interrupted_message
 from bot.slack.posting import POST_EVENT, Poster
 from bot.slack.replies import placeholder_post_key
 from bot.slack.web import retry_handlers
-from store.deliveries import DeliveryLog, Unfinished
-from store.locks import RECOVERY_LOCK_KEY, try_advisory_lock
+from store.deliveries import Unfinished
 
 log = logging.getLogger(__name__)
 
@@ -38,35 +34,8 @@ log = logging.getLogger(__name__)
 _NOT_THERE = {"not_in_channel", "channel_not_found", "is_archived", "user_not_in_channel"}
 
 
-async def recover_unanswered(
-    *,
-    pool: asyncpg.Pool,
-    client: AsyncWebClient,
-    deliveries: DeliveryLog,
-    older_than: timedelta,
-) -> int:
-    """Tell the askers of questions left unanswered; return how many were told."""
-    async with try_advisory_lock(pool, RECOVERY_LOCK_KEY) as acquired:
-        if not acquired:
-            log.info("another replica is recovering unanswered questions")
-            return 0
-        told = 0
-        for question in await deliveries.unfinished(older_than=older_than):
-            if not await deliveries.abandon(question.key):
-                continue  # answered meanwhile by the process that took it
-            try:
-                await _tell(client, question)
-            except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError):
-                log.warning("could not tell an asker to ask again; next start-up retries")
-                await deliveries.reopen(question.key)
-                continue
-            told += 1
-        if told:
-            log.warning("%d question(s) were left unanswered by a stopped process", told)
-        return told
-
-
-async def _tell(client: AsyncWebClient, question: Unfinished) -> None:
+async def tell_to_ask_again(client: AsyncWebClient, question: Unfinished) -> None:
+    """Tell the asker of a question its process left unanswered to ask again."""
     poster = Poster(client)
     placeholder = question.placeholder_ts
     if placeholder is None and question.thread_ts is not None:

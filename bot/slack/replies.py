@@ -57,6 +57,7 @@ class ThreadReply:
         show_progress: bool = True,
         on_placeholder: Callable[[str], Awaitable[None]] | None = None,
         post_key: str | None = None,
+        placeholder_ts: str | None = None,
     ) -> None:
         self._client = client
         self._posts = _PostKeys(post_key)
@@ -66,7 +67,8 @@ class ThreadReply:
         self._show_progress = show_progress
         # Told the placeholder's ts once it is up, so a restart can find and replace it.
         self._on_placeholder = on_placeholder
-        self._ts: str | None = None
+        # A re-run (recovery) takes over the placeholder its first run left up.
+        self._ts: str | None = placeholder_ts
         self._done = False
         self._lock = asyncio.Lock()
 
@@ -133,12 +135,17 @@ def placeholder_post_key(post_key: str) -> str:
 
 class EphemeralReply:
     def __init__(
-        self, response_url: str, *, on_placeholder: Callable[[], Awaitable[None]] | None = None
+        self,
+        response_url: str,
+        *,
+        on_placeholder: Callable[[], Awaitable[None]] | None = None,
+        shown: bool = False,
     ) -> None:
         self._hook = AsyncWebhookClient(response_url, retry_handlers=retry_handlers())
         # Told once the placeholder is shown, so a restart replaces it rather than adds one.
         self._on_placeholder = on_placeholder
-        self._shown = False
+        # A re-run (recovery) replaces the placeholder its first run showed.
+        self._shown = shown
         self._done = False
         self._lock = asyncio.Lock()
 

@@ -2,13 +2,14 @@
 
 `hand_off` is how a listener starts its work after the ack: the work runs only once the
 delivery is claimed in Postgres (see middleware.py), so the ack never waits on the
-database and a duplicate delivery, here or on another instance, does nothing.
+database and a duplicate delivery, here or on another instance, does nothing. While
+the database is down the claim waits for it (claims.py), so nothing acked is lost.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,12 +18,15 @@ from slack_bolt.context.async_context import AsyncBoltContext
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.assistant import AssistantDesk, StoredThreadContext
+from bot.slack.claims import claim_when_reachable
 from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.escalation import EscalationDesk
 from bot.slack.feedback import FeedbackDesk
 from bot.slack.home import HomeDesk
+from bot.slack.leases import Leases
 from bot.slack.messages import MessageDesk
 from bot.slack.middleware import DELIVERY, Delivery
+from bot.slack.rerun import Rerun
 from bot.slack.slash import CommandDesk
 from bot.slack.tasks import BackgroundTasks
 from bot.slack.thread_watch import ThreadWatch
@@ -49,8 +53,22 @@ class SlackServices:
     traces: TraceDesk
     home: HomeDesk
     tasks: BackgroundTasks
+    # The questions this process is answering (their leases), and how a question a dead
+    # process left is asked again: both for the sweep (sweep.py).
+    leases: Leases
+    rerun: Rerun
     # Threads of the `slack` sources read again when they change (kb serve with sources).
     thread_watch: ThreadWatch | None = None
+
+    async def dm_thread_message(
+        self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str
+    ) -> None:
+        """A message in a DM thread: the assistant panel's if its thread was opened as
+        one, else an ordinary DM (a lookup, so made after the ack)."""
+        if await self.assistant.is_assistant_thread(event):
+            await self.assistant.user_message(event, team_id=team_id, bot_user_id=bot_user_id)
+        else:
+            await self.messages.handle(event, team_id=team_id, bot_user_id=bot_user_id)
 
     def hand_off(
         self, context: AsyncBoltContext, work: Coroutine[Any, Any, None], *, name: str
@@ -62,7 +80,9 @@ class SlackServices:
 async def _first_delivery(
     deliveries: DeliveryLog, delivery: Delivery | None, work: Coroutine[Any, Any, None]
 ) -> None:
-    if delivery is not None and not await deliveries.claim(delivery.key, kind=delivery.kind):
+    if delivery is not None and not await claim_when_reachable(
+        lambda: deliveries.claim(delivery.key, kind=delivery.kind)
+    ):
         work.close()
         log.info("duplicate %s delivery dropped", delivery.kind)
         return

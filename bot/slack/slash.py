@@ -30,7 +30,7 @@ from bot.slack.posting import Poster
 from bot.slack.predicates import command_question_key
 from bot.slack.replies import EphemeralReply, ThreadReply
 from bot.slack.threads import question_metadata
-from store.deliveries import DeliveryLog
+from store.deliveries import DeliveryLog, Question
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +65,12 @@ class CommandDesk:
             reply_channel=channel,
             asker_user_id=user,
             response_url=response_url,
+            question=Question(
+                team_id=str(command.get("team_id", "")),
+                user_id=user,
+                text=question,
+                surface="private" if private else "command",
+            ),
         )
         if not claimed:
             return

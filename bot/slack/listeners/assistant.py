@@ -1,7 +1,9 @@
 """Slack's assistant panel (bolt's AsyncAssistant): thread started, and user messages.
 
 Only threads opened by `assistant_thread_started` are the panel's; other DM threads
-fall through to the `message` listener.
+are ordinary DMs. Telling them apart is a query, so it is made after the ack
+(`SlackServices.dm_thread_message`), and the thread context a channel switch brings is
+saved after the ack too: nothing here waits on Postgres before Slack has its 200.
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ from typing import Any
 from slack_bolt.async_app import AsyncApp
 from slack_bolt.context.ack.async_ack import AsyncAck
 from slack_bolt.context.async_context import AsyncBoltContext
-from slack_bolt.listener_matcher.async_listener_matcher import AsyncCustomListenerMatcher
 from slack_bolt.middleware.assistant.async_assistant import AsyncAssistant
 
 from bot.slack.services import SlackServices
@@ -20,26 +21,28 @@ from bot.slack.services import SlackServices
 def register(app: AsyncApp, services: SlackServices) -> None:
     assistant = AsyncAssistant(thread_context_store=services.thread_context)
 
-    async def in_panel_thread(event: dict[str, Any]) -> bool:
-        return await services.assistant.is_assistant_thread(event)
-
-    # bolt runs a plain function matcher synchronously: an async one needs its matcher class.
-    panel_thread = AsyncCustomListenerMatcher(app_name="kb", func=in_panel_thread)
-
     @assistant.thread_started
     async def on_started(ack: AsyncAck, event: dict[str, Any], context: AsyncBoltContext) -> None:
         await ack()
         services.hand_off(context, services.assistant.started(event), name="assistant_started")
 
-    # bolt annotates `matchers` as one matcher, but takes (and its own code passes) a list.
-    @assistant.user_message(matchers=[panel_thread])  # type: ignore[arg-type]
+    # bolt's default saves the context before its ack returns (process_before_response).
+    @assistant.thread_context_changed
+    async def on_context_changed(
+        ack: AsyncAck, event: dict[str, Any], context: AsyncBoltContext
+    ) -> None:
+        await ack()
+        work = services.assistant.context_changed(event)
+        services.hand_off(context, work, name="assistant_context_changed")
+
+    @assistant.user_message
     async def on_user_message(
         ack: AsyncAck, event: dict[str, Any], context: AsyncBoltContext
     ) -> None:
         await ack()
-        work = services.assistant.user_message(
+        work = services.dm_thread_message(
             event, team_id=context.team_id or "", bot_user_id=context.bot_user_id or ""
         )
-        services.hand_off(context, work, name="assistant_message")
+        services.hand_off(context, work, name="dm_thread_message")
 
     app.assistant(assistant)

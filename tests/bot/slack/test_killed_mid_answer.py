@@ -1,4 +1,4 @@
-"""`kb serve` killed with SIGKILL mid-answer: the restarted process tells every asker to ask again.
+"""`kb serve` killed with SIGKILL mid-answer: the restarted process answers every question.
 
 The answers are made slow deterministically: the bot runs the Claude reasoner against
 the fake Anthropic API, which holds each question's first request (route) open; the
@@ -7,9 +7,16 @@ test waits for those requests, so the process is known to be mid-answer on all o
 unanswered: an @mention, a `/kb` question (posted, answered in its thread), a
 `/kb private` one (behind its response_url) and one in the assistant panel. The restart
 finds their deliveries claimed but never finished and tells each asker where they
-asked: the mention's and the `/kb` thread's placeholders are replaced, the private
-placeholder is replaced through the response_url, the panel gets the line in its
-thread. Each delivery is recorded abandoned, and the next question is answered as usual.
+asked: the restart's sweep finds their leases run out (nothing renews them) and re-runs
+each once, over what the dead run left: the mention's and the `/kb` thread's
+placeholders are replaced by the answers, the private placeholder is replaced through
+the response_url, the panel gets its answer in its thread. Each delivery is recorded
+answered on its second run, nobody is told to ask again, and the next question is
+answered as usual. (A re-run that dies too: tests/bot/slack/test_sweep.py.)
+
+And the other side: a slow answer on a live replica renews its lease for as long as it
+takes, so another replica sweeping meanwhile never takes it, re-runs it or tells its
+asker to ask again (what a rolling deploy must not do).
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import pytest
 
 from tests.agent.fake_anthropic import FakeAnthropic, Reply, running_fake
 from tests.bot.slack.processes import ServeProcess, serve_env
-from tests.bot.slack.rig import FakeSlack, mention, payload, slash_command
+from tests.bot.slack.rig import Call, FakeSlack, mention, payload, slash_command
 
 QUESTION = "How do I request annual leave?"
 PANEL, PANEL_THREAD = "D111", "1726133698.626339"
@@ -73,7 +80,7 @@ def _told(fake: FakeSlack, method: str, **where: str) -> list:
     ]
 
 
-async def test_questions_of_every_kind_acked_by_a_killed_process_are_told_to_ask_again(
+async def test_questions_of_every_kind_acked_by_a_killed_process_are_rerun_and_answered(
     corpus: asyncpg.Pool,
     database_url: str,
     fake_slack: FakeSlack,
@@ -86,7 +93,8 @@ async def test_questions_of_every_kind_acked_by_a_killed_process_are_told_to_ask
     anthropic_api.script("route", *[Reply(hang=True)] * 4)
     env = serve_env(
         database_url=database_url, home=tmp_path / "home", slack_url=fake_slack.base_url,
-        sources=None, KB_SLACK_ABANDONED_AFTER="0", KB_SLACK_RUNS_PER_WORKSPACE="4",
+        sources=None, KB_SLACK_LEASE="3", KB_SLACK_SWEEP_EVERY="0.5",
+        KB_SLACK_RUNS_PER_WORKSPACE="4",
     )  # fmt: skip
     slow = {"ANTHROPIC_API_KEY": "test-key", "ANTHROPIC_BASE_URL": anthropic_api.base_url}
     async with aiohttp.ClientSession() as http:
@@ -120,52 +128,103 @@ async def test_questions_of_every_kind_acked_by_a_killed_process_are_told_to_ask
 
         second = await ServeProcess.start(env, log=tmp_path / "second.log")
         try:
-            updates = await fake_slack.wait_for("chat.update", count=2, timeout=180)
+            updates = await fake_slack.wait_for("chat.update", count=2, where=_answer, timeout=180)
             private = await fake_slack.wait_for(
-                "hook", where=lambda c: c.path.endswith("/private") and c is not private_placeholder
+                "hook", where=lambda c: c.path.endswith("/private") and "HRLinks" in str(c.params)
             )
             panel = await fake_slack.wait_for(
-                "chat.postMessage",
-                where=lambda c: (
-                    c.params["channel"] == PANEL and "Please ask again" in c.params["text"]
-                ),
+                "chat.postMessage", where=lambda c: c.params["channel"] == PANEL and _answer(c)
             )
             await second.wait_healthy(http)
             again = mention(QUESTION, ts="1700000701.000001", event_id="EvAgain")
             assert (await second.sender(http).event(again)).status == 200
-            answered = await fake_slack.wait_for(
-                "chat.update",
-                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
-            )
-            assert "HRLinks" in json.dumps(answered[0].params["blocks"])
+            await fake_slack.wait_for("chat.update", count=3, where=_answer)
         finally:
             assert await second.stop() == 0, second.output()[-3000:]
-    # The mention's and the /kb thread's placeholders, replaced.
-    told = {(c.params["channel"], c.params["ts"]) for c in updates}
-    assert told == {("C111", mention_placeholder), ("C222", kb_placeholder["ts"])}
-    assert all("Please ask again" in c.params["text"] for c in updates)
+    # The mention's and the /kb thread's placeholders, replaced by their answers.
+    answered = {(c.params["channel"], c.params["ts"]) for c in updates}
+    assert answered == {("C111", mention_placeholder), ("C222", kb_placeholder["ts"])}
+    assert all("HRLinks" in json.dumps(c.params["blocks"]) for c in updates)
     # The private one, through its response_url, replacing the private placeholder.
-    (private_told,) = private
-    assert private_told.params["replace_original"] is True
-    assert private_told.params["response_type"] == "ephemeral"
-    assert "your /kb question" in private_told.params["text"]
-    assert _told(fake_slack, "chat.postMessage", channel="C333") == []  # nothing public
+    (private_answer,) = private
+    assert private_answer.params["replace_original"] is True
+    assert private_answer.params["response_type"] == "ephemeral"
     assert fake_slack.calls_to("chat.postEphemeral") == []
     # The panel's, in its thread.
-    (panel_told,) = panel
-    assert panel_told.params["thread_ts"] == PANEL_THREAD
+    (panel_answer,) = panel
+    assert panel_answer.params["thread_ts"] == PANEL_THREAD
     rows = await corpus.fetch(
-        "SELECT kind, reply_channel, outcome, response_url FROM slack_deliveries"
+        "SELECT kind, reply_channel, outcome, runs, response_url, question FROM slack_deliveries"
         " WHERE reply_channel IS NOT NULL"
     )
     assert sorted(tuple(r) for r in rows) == [
-        ("command", "C222", "abandoned", None),
-        ("command", "C333", "abandoned", None),
-        ("message", "C111", "abandoned", None),
-        ("message", "C111", "answered", None),
-        ("message", PANEL, "abandoned", None),
+        ("command", "C222", "answered", 2, None, None),
+        ("command", "C333", "answered", 2, None, None),
+        ("message", "C111", "answered", 1, None, None),
+        ("message", "C111", "answered", 2, None, None),
+        ("message", PANEL, "answered", 2, None, None),
     ]
-    # Told once each: nothing else touched the dead questions' placeholders or threads.
-    for ts in (mention_placeholder, kb_placeholder["ts"]):
-        assert [c.params["ts"] for c in fake_slack.calls_to("chat.update")].count(ts) == 1
-    assert len(_told(fake_slack, "chat.postMessage")) == 1  # only the panel needed a post
+    # Answered once each, and nobody told to ask again; nothing posted in C333.
+    assert _told(fake_slack, "chat.update") == _told(fake_slack, "chat.postMessage") == []
+    assert [c.params["channel"] for c in fake_slack.calls_to("chat.postMessage")].count("C333") == 0
+    assert len([c for c in fake_slack.calls_to("chat.postMessage") if _answer(c)]) == 1
+
+
+def _answer(call: Call) -> bool:
+    return (call.params.get("metadata") or {}).get("event_type") == "kb_answer"
+
+
+async def test_a_slow_answer_outlives_its_lease_on_a_live_replica_and_no_other_replica_takes_it(
+    corpus: asyncpg.Pool,
+    database_url: str,
+    fake_slack: FakeSlack,
+    anthropic_api: FakeAnthropic,
+    tmp_path: Path,
+) -> None:
+    # The live replica's warm-up asks first; then the question's first decision is held
+    # open for several leases, while another replica sweeps five times a second.
+    anthropic_api.script("route", Reply({"action": "search", "standalone_question": "x"}))
+    anthropic_api.script("route", Reply(hang=True))
+    env = serve_env(
+        database_url=database_url, home=tmp_path / "home", slack_url=fake_slack.base_url,
+        sources=None, KB_SLACK_LEASE="2", KB_SLACK_SWEEP_EVERY="0.2",
+    )  # fmt: skip
+    slow = {
+        "ANTHROPIC_API_KEY": "test-key",
+        "ANTHROPIC_BASE_URL": anthropic_api.base_url,
+        "KB_ANTHROPIC_TIMEOUT": "120",
+    }
+    async with aiohttp.ClientSession() as http:
+        live = await ServeProcess.start(env | slow, log=tmp_path / "live.log")
+        other = await ServeProcess.start(env, log=tmp_path / "other.log")
+        try:
+            await live.wait_healthy(http)
+            await other.wait_healthy(http)
+            asked = mention(QUESTION, ts="1700000800.000001", event_id="EvSlowLive")
+            assert (await live.sender(http).event(asked)).status == 200
+            await _wait_for_requests(anthropic_api, "route", 2)
+            # Renewed past three of its 2 s leases while the other replica was sweeping.
+            await _wait_for_row(
+                corpus,
+                "SELECT lease_until > received_at + interval '6 seconds' FROM slack_deliveries"
+                " WHERE key = 'message:C111:1700000800.000001'",
+            )
+            anthropic_api.release()
+            (answer,) = await fake_slack.wait_for("chat.update", where=_answer, timeout=180)
+        finally:
+            assert await other.stop() == 0, other.output()[-3000:]
+            assert await live.stop() == 0, live.output()[-3000:]
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
+    assert _told(fake_slack, "chat.update") == _told(fake_slack, "chat.postMessage") == []
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1  # its placeholder, once
+    row = await corpus.fetchrow(
+        "SELECT outcome, runs FROM slack_deliveries WHERE key = 'message:C111:1700000800.000001'"
+    )
+    assert tuple(row) == ("answered", 1)
+
+
+async def _wait_for_row(pool: asyncpg.Pool, query: str, timeout: float = 120) -> None:
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not await pool.fetchval(query):
+        assert asyncio.get_running_loop().time() < deadline, f"timed out on: {query}"
+        await asyncio.sleep(0.1)  # the renewals are another process's

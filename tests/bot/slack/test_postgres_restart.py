@@ -6,7 +6,8 @@ started again on the same data folder. Meanwhile `kb serve` is a real process:
 
 - a question is mid-answer: its first Claude decision is held open by the fake Anthropic
   API until the database is down, then the run continues and meets the outage; the
-  asker gets one plain line naming the run;
+  asker gets one plain line naming the run, and the outcome the database missed is
+  recorded once it is back (so the question's lease never runs out into a re-run);
 - a reindex is mid-pass: 40 documents changed just before, their embeddings being
   written when the server stops.
 
@@ -122,7 +123,7 @@ async def test_kb_serve_answers_and_reindexes_again_after_postgres_restarts_unde
         database_url=dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
         sources=sources_file(tmp_path / "sources.toml", root=corpus, every="1s"),
         ANTHROPIC_API_KEY="test-key", ANTHROPIC_BASE_URL=anthropic_api.base_url,
-        KB_ANTHROPIC_TIMEOUT="5",
+        KB_ANTHROPIC_TIMEOUT="5", KB_SLACK_LEASE="3", KB_SLACK_SWEEP_EVERY="0.5",
     )  # fmt: skip
     serve = await ServeProcess.start(env, log=tmp_path / "serve.log")
     try:
@@ -161,6 +162,18 @@ async def test_kb_serve_answers_and_reindexes_again_after_postgres_restarts_unde
                 "chat.update",
                 where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
                 timeout=120,
+            )
+            # The failed question's outcome, missed by the database, is recorded once it
+            # is back (its lease kept meanwhile), so no sweep re-runs it.
+            await poll(
+                dsn,
+                "SELECT outcome = 'failed' AND runs = 1 FROM slack_deliveries WHERE key = $1",
+                "message:C111:1700001100.000001",
+            )
+            await poll(
+                dsn,
+                "SELECT count(*) = 0 FROM slack_deliveries"
+                " WHERE reply_channel IS NOT NULL AND finished_at IS NULL",
             )
     finally:
         code = await serve.stop()
@@ -207,3 +220,52 @@ async def _run_of(dsn: str, thread_ts: str) -> int:
         )
     finally:
         await conn.close()
+
+
+async def test_questions_asked_while_postgres_is_down_are_answered_once_when_it_is_back(
+    fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    data = tmp_path / "pg"
+    database: EmbeddedPostgres = await start_embedded_postgres(data)
+    dsn = database.dsn
+    env = serve_env(
+        database_url=dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
+        sources=sources_file(tmp_path / "sources.toml", root=FIXTURE_KB),
+    )  # fmt: skip
+    serve = await ServeProcess.start(env, log=tmp_path / "serve.log")
+    threads = [f"1700001200.00000{n}" for n in range(3)]
+    try:
+        async with aiohttp.ClientSession() as http:
+            await serve.wait_healthy(http)
+            await poll(dsn, "SELECT count(*) > 0 FROM index_runs WHERE status = 'succeeded'")
+            database.stop()
+            sender = serve.sender(http)
+            for n, ts in enumerate(threads):
+                asked = mention("How do I request annual leave?", ts=ts, event_id=f"EvDown{n}")
+                assert (await sender.event(asked)).status == 200
+            # Acked while the database is down, one of them delivered twice (a retry).
+            retried = mention("How do I request annual leave?", ts=threads[0], event_id="EvDown0")
+            assert (await sender.event(retried, retry_num=1)).status == 200
+            assert fake_slack.calls_to("chat.postMessage") == []  # nothing can be claimed yet
+            database = await start_embedded_postgres(data)
+            answers = await fake_slack.wait_for(
+                "chat.update",
+                count=3,
+                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+                timeout=180,
+            )
+            await poll(
+                dsn,
+                "SELECT count(*) = 3 FROM slack_deliveries WHERE outcome = 'answered'",
+            )
+    finally:
+        code = await serve.stop()
+        output = serve.output()
+    try:
+        assert code == 0, output[-3000:]
+        assert all("HRLinks" in json.dumps(a.params["blocks"]) for a in answers)
+        placeholders = fake_slack.calls_to("chat.postMessage")
+        assert sorted(p.params["thread_ts"] for p in placeholders) == threads  # one each
+        assert len(_answers(fake_slack)) == 3  # and no duplicates
+    finally:
+        database.stop()

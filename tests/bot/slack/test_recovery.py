@@ -1,7 +1,9 @@
-"""Start-up recovery of questions acked but never answered (bot/slack/recovery.py).
+"""Telling the askers of questions a dead process left, when they are not re-run
+(bot/slack/recovery.py, through the sweep: bot/slack/sweep.py).
 
-Against the test's database and the fake Web API; the killed-process scenario itself is
-tests/bot/slack/test_killed_mid_answer.py.
+These rows keep no question (claimed as before questions were kept), so the sweep can
+only tell their askers to ask again. Against the test's database and the fake Web API;
+re-runs are in test_sweep.py, the killed-process scenario in test_killed_mid_answer.py.
 """
 
 from __future__ import annotations
@@ -10,25 +12,37 @@ from datetime import timedelta
 
 import asyncpg
 
-from bot.slack.recovery import recover_unanswered
+from bot.slack.leases import Leases
+from bot.slack.sweep import Sweep
+from bot.slack.tasks import BackgroundTasks
 from bot.slack.web import build_web_client
-from store.deliveries import DeliveryLog
+from store.deliveries import DeliveryLog, Unfinished
 from tests.bot.slack.rig import BOT_ID, BOT_TOKEN, BOT_USER, FakeSlack
 
+# Claimed with a lease already run out: their process is dead.
+EXPIRED = timedelta(seconds=-1)
 
-async def _recover(pool: asyncpg.Pool, fake: FakeSlack, older_than: float = 0) -> int:
-    return await recover_unanswered(
+
+async def _never_rerun(question: Unfinished) -> None:
+    raise AssertionError("a row that kept no question cannot be re-run")
+
+
+async def _recover(pool: asyncpg.Pool, fake: FakeSlack) -> int:
+    sweep = Sweep(
         pool=pool,
         client=build_web_client(token=BOT_TOKEN, base_url=fake.base_url),
         deliveries=DeliveryLog(pool),
-        older_than=timedelta(seconds=older_than),
+        leases=Leases(),
+        rerun=_never_rerun,
+        tasks=BackgroundTasks(),
     )
+    return (await sweep.once()).told
 
 
 async def test_a_placeholder_left_by_a_dead_process_is_replaced_and_one_never_posted_is_posted(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=EXPIRED)
     await log.claim("message:C1:1.1", kind="message", reply_channel="C1", reply_thread_ts="1.1")
     await log.placeholder_posted("message:C1:1.1", ts="1.2")
     # The dead process's placeholder is in Slack (chat.update of an unknown ts fails).
@@ -54,19 +68,19 @@ async def test_a_placeholder_left_by_a_dead_process_is_replaced_and_one_never_po
     assert await _recover(pool, fake_slack) == 0  # told once
 
 
-async def test_a_question_younger_than_the_threshold_is_left_to_the_process_answering_it(
+async def test_a_question_whose_lease_has_not_run_out_is_left_to_the_process_answering_it(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=timedelta(seconds=300))
     await log.claim("message:C1:1.1", kind="message", reply_channel="C1", reply_thread_ts="1.1")
-    assert await _recover(pool, fake_slack, older_than=300) == 0
+    assert await _recover(pool, fake_slack) == 0
     assert fake_slack.calls == []
 
 
-async def test_when_slack_cannot_be_told_the_question_stays_for_the_next_start_up(
+async def test_when_slack_cannot_be_told_the_question_stays_for_the_next_sweep(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=EXPIRED)
     await log.claim("message:C1:1.1", kind="message", reply_channel="C1", reply_thread_ts="1.1")
     fake_slack.script("chat.postMessage", status=200, body={"ok": False, "error": "not_in_channel"})
     assert await _recover(pool, fake_slack) == 0
@@ -87,7 +101,7 @@ async def _claim_command(log: DeliveryLog, fake: FakeSlack, key: str, *, channel
 async def test_a_private_kb_answer_is_told_through_its_response_url_replacing_the_placeholder(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=EXPIRED)
     await _claim_command(log, fake_slack, "question:shown", channel="C1")
     await log.placeholder_shown_ephemerally("question:shown")
     await _claim_command(log, fake_slack, "question:early", channel="C1")  # died before it
@@ -109,7 +123,7 @@ async def test_a_private_kb_answer_is_told_through_its_response_url_replacing_th
 async def test_a_kb_asker_whose_response_url_expired_gets_an_ephemeral_or_else_a_dm(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=EXPIRED)
     await _claim_command(log, fake_slack, "question:stale", channel="C1")
     await _claim_command(log, fake_slack, "question:gone", channel="C2")
     await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
@@ -131,7 +145,7 @@ async def test_a_kb_asker_whose_response_url_expired_gets_an_ephemeral_or_else_a
 async def test_a_placeholder_whose_ts_was_never_recorded_is_found_by_its_post_key(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=EXPIRED)
     for key, thread in (("message:C1:1.1", "1.1"), ("message:C1:2.1", "2.1")):
         await log.claim(key, kind="message", reply_channel="C1", reply_thread_ts=thread)
     bot = {"user": BOT_USER, "bot_id": BOT_ID, "type": "message"}
@@ -160,7 +174,7 @@ async def test_a_placeholder_whose_ts_was_never_recorded_is_found_by_its_post_ke
 async def test_a_public_kb_question_already_posted_is_told_in_its_thread(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
-    log = DeliveryLog(pool)
+    log = DeliveryLog(pool, lease=EXPIRED)
     await _claim_command(log, fake_slack, "question:posted", channel="C1")
     await log.replying_in("question:posted", thread_ts="5.1")
     assert await _recover(pool, fake_slack) == 1

@@ -1,0 +1,159 @@
+"""Ack latency of the assistant panel's events while Postgres stalls (issue 19 item 10).
+
+Slack wants its 200 within 3 seconds; nothing on the ack path should wait on the
+database. This starts an embedded Postgres in a temporary folder, the fake Slack Web
+API of the tests (tests/bot/slack/rig.py) and `kb serve` as a real process, opens an
+assistant-panel thread, then stalls the database for the panel: a transaction holds
+`LOCK TABLE assistant_threads IN ACCESS EXCLUSIVE MODE` for `--stall` seconds, so every
+query on that table waits. Meanwhile it sends N signed messages in the panel's thread
+and N `assistant_thread_context_changed` events, all at once, and measures each ack
+(request sent → HTTP response). The same is measured without the stall, as the floor.
+
+An ack that looks the thread up (is this DM thread the panel's?) or saves the context
+before answering waits for the lock: its latency is the stall. Prints a Markdown report
+and writes it to bench/results/ack_while_database_stalls.md. Run from the repository
+root:
+
+    python bench/ack_while_database_stalls.py                 # 20 of each, 2 s stall
+    python bench/ack_while_database_stalls.py --no-output     # print only
+"""
+
+from __future__ import annotations
+
+from _env import REPO  # first: the environment, before numpy loads
+
+# isort: split
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from datetime import UTC, datetime
+from pathlib import Path
+
+import aiohttp
+import asyncpg
+from slack_load import Latencies, free_port, wait_healthy
+
+from store.embedded import start_embedded_postgres
+from tests.bot.slack.rig import SIGNING_SECRET, FakeSlack, SlackSender, payload
+
+PANEL, THREAD = "D111", "1726133698.626339"
+
+
+def panel_message(n: int, label: str) -> dict:
+    body = payload("event_message_im_in_thread.json")
+    ts = f"1726134{n:03d}.{len(label):06d}"
+    body["event_id"] = f"EvMsg{label}{n}"
+    body["event"] |= {"text": "How do I request annual leave?", "ts": ts, "event_ts": ts}
+    return body
+
+
+def context_changed(n: int, label: str) -> dict:
+    body = payload("event_assistant_thread_context_changed.json")
+    body["event_id"] = f"EvCtx{label}{n}"
+    return body
+
+
+async def acks(sender: SlackSender, bodies: list[dict], label: str) -> Latencies:
+    """All at once, so each of them meets the stall."""
+    sent = await asyncio.gather(*(sender.event(body) for body in bodies))
+    return Latencies(label, [s.seconds for s in sent], Counter(s.status for s in sent))
+
+
+async def hold_lock(dsn: str, stall: float, held: asyncio.Event) -> None:
+    conn = await asyncpg.connect(dsn)
+    try:
+        async with conn.transaction():
+            await conn.execute("LOCK TABLE assistant_threads IN ACCESS EXCLUSIVE MODE")
+            held.set()
+            await asyncio.sleep(stall)  # the stall being measured
+    finally:
+        await conn.close()
+
+
+async def measure(sender: SlackSender, dsn: str, args: argparse.Namespace) -> list[Latencies]:
+    results = [
+        await acks(sender, [panel_message(n, "calm") for n in range(args.events)], "message"),
+        await acks(sender, [context_changed(n, "calm") for n in range(args.events)], "context"),
+    ]
+    for kind, build in (("message", panel_message), ("context", context_changed)):
+        held = asyncio.Event()
+        stall = asyncio.create_task(hold_lock(dsn, args.stall, held))
+        await held.wait()
+        bodies = [build(n, f"stall{kind}") for n in range(args.events)]
+        results.append(await acks(sender, bodies, f"{kind}, database stalled"))
+        await stall
+    return results
+
+
+async def run(args: argparse.Namespace, workdir: Path) -> list[Latencies]:
+    database = await start_embedded_postgres(workdir / "pg")
+    fake = FakeSlack()
+    await fake.start()
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ANTHROPIC_"))},
+        "DATABASE_URL": database.dsn,
+        "KB_HOME": str(workdir / "home"),
+        "KB_SOURCES": str(workdir / "no-sources.toml"),
+        "SLACK_BOT_TOKEN": "xoxb-bench-token",
+        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
+        "SLACK_API_URL": fake.base_url,
+        "KB_SENTENCE_WARMUP": "false",
+    }
+    port = free_port()
+    log = (workdir / "serve.log").open("w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "bot", "serve"],
+        env={**env, "KB_PORT": str(port)},
+        cwd=REPO,
+        stdout=log,
+        stderr=log,
+    )
+    try:
+        async with aiohttp.ClientSession() as http:
+            await wait_healthy(http, port, server, timeout=300)
+            sender = SlackSender(http, f"http://127.0.0.1:{port}/slack/events")
+            started = payload("event_assistant_thread_started.json")
+            started["event_id"] = "EvStarted"
+            await sender.event(started)
+            await fake.wait_for("chat.postMessage", where=lambda c: c.params["channel"] == PANEL)
+            return await measure(sender, database.dsn, args)
+    finally:
+        server.send_signal(signal.SIGINT)
+        server.wait(timeout=120)
+        log.close()
+        await fake.close()
+        database.stop()
+
+
+def report(args: argparse.Namespace, results: list[Latencies]) -> str:
+    head = (
+        f"# Ack latency of the assistant panel while Postgres stalls\n\n"
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {args.events} of each, sent at once; "
+        f"stall: a lock on assistant_threads held {args.stall:g} s.\n\n"
+        "| requests | n | p50 ms | p99 ms | max ms | statuses |\n|---|---|---|---|---|---|\n"
+    )
+    return head + "\n".join(r.row() for r in results) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--events", type=int, default=20)
+    parser.add_argument("--stall", type=float, default=2.0)
+    parser.add_argument("--no-output", action="store_true", help="print, write no file")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as workdir:
+        results = asyncio.run(run(args, Path(workdir)))
+    text = report(args, results)
+    print(text)
+    if not args.no_output:
+        (REPO / "bench" / "results" / "ack_while_database_stalls.md").write_text(text)
+
+
+if __name__ == "__main__":
+    main()

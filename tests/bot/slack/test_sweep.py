@@ -1,0 +1,133 @@
+"""The continuous question sweep (bot/slack/sweep.py): leases, renewals and one re-run.
+
+Replicas are bots on ports sharing the test's database. A process "dies" mid-answer by
+having its background work cancelled (nothing finishes its row, nothing renews its
+lease); the lease "runs out" by moving it into the past, as the lease's length passing
+would. The same scenario with real `kb serve` processes and SIGKILL is
+test_killed_mid_answer.py.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import asyncpg
+
+from bot.server import build_sweep
+from bot.slack.sweep import Swept
+from tests.bot.slack.rig import FakeSlack, GatedAnswerer, mention
+
+QUESTION = "How do I request annual leave?"
+
+
+def _gated() -> tuple[list[GatedAnswerer], Any]:
+    """An answerer factory for start_bot, and the gated answerers it made."""
+    made: list[GatedAnswerer] = []
+
+    def factory(runtime: Any) -> GatedAnswerer:
+        made.append(GatedAnswerer(runtime.answerer()))
+        return made[-1]
+
+    return made, factory
+
+
+async def _lease_runs_out(pool: asyncpg.Pool) -> None:
+    await pool.execute(
+        "UPDATE slack_deliveries SET lease_until = now() - interval '1 second'"
+        " WHERE finished_at IS NULL"
+    )
+
+
+async def _dies_mid_answer(bot: Any, gated: GatedAnswerer) -> None:
+    await gated.started.wait()  # the placeholder is up, the answer under way
+    await bot.services.tasks.close(timeout=0)
+
+
+def _answers(fake: FakeSlack) -> list[Any]:
+    return [
+        c
+        for c in fake.calls_to("chat.update")
+        if (c.params.get("metadata") or {}).get("event_type") == "kb_answer"
+    ]
+
+
+def _told(fake: FakeSlack) -> list[Any]:
+    calls = fake.calls_to("chat.update") + fake.calls_to("chat.postMessage")
+    return [c for c in calls if "Please ask again" in str(c.params.get("text"))]
+
+
+async def _question_row(pool: asyncpg.Pool) -> tuple[Any, ...]:
+    row = await pool.fetchrow(
+        "SELECT outcome, runs, question IS NULL AS forgotten FROM slack_deliveries"
+        " WHERE reply_channel IS NOT NULL"
+    )
+    return tuple(row)
+
+
+async def test_a_live_replicas_question_is_renewed_and_another_replicas_sweep_leaves_it(
+    start_bot, fake_slack: FakeSlack, corpus: asyncpg.Pool
+) -> None:
+    gated, factory = _gated()
+    live = await start_bot(answerer=factory)
+    other = await start_bot()
+    await live.sender.event(mention(QUESTION, ts="1700000900.000001", event_id="EvSlow"))
+    await gated[0].started.wait()
+    await _lease_runs_out(corpus)  # a slow answer: longer than one lease
+    assert await build_sweep(live.runtime, live.services).once() == Swept()  # its heartbeat
+    assert await build_sweep(other.runtime, other.services).once() == Swept()
+    gated[0].gate.set()
+    await live.idle()
+    await other.idle()
+    (answer,) = _answers(fake_slack)
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
+    assert _told(fake_slack) == []
+    assert await _question_row(corpus) == ("answered", 1, True)
+
+
+async def test_a_question_left_by_a_dead_process_is_rerun_once_on_a_running_replica_and_answered(
+    start_bot, fake_slack: FakeSlack, corpus: asyncpg.Pool
+) -> None:
+    gated, factory = _gated()
+    dead = await start_bot(answerer=factory)
+    running = await start_bot()
+    await dead.sender.event(mention(QUESTION, ts="1700000901.000001", event_id="EvDead"))
+    await _dies_mid_answer(dead, gated[0])
+    (placeholder,) = fake_slack.messages["C111"]
+    await _lease_runs_out(corpus)
+    sweep = build_sweep(running.runtime, running.services)
+    assert await sweep.once() == Swept(rerun=1)
+    await running.idle()
+    (answer,) = _answers(fake_slack)
+    # The dead run's placeholder is replaced by the answer: nothing else in the thread.
+    assert answer.params["ts"] == placeholder["ts"]
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1
+    assert _told(fake_slack) == []
+    assert await _question_row(corpus) == ("answered", 2, True)
+    assert await sweep.once() == Swept()  # once
+
+
+async def test_a_question_whose_rerun_dies_too_is_told_to_ask_again_in_one_line(
+    start_bot, fake_slack: FakeSlack, corpus: asyncpg.Pool
+) -> None:
+    first, first_factory = _gated()
+    second, second_factory = _gated()
+    dead = await start_bot(answerer=first_factory)
+    rerun = await start_bot(answerer=second_factory)
+    last = await start_bot()
+    await dead.sender.event(mention(QUESTION, ts="1700000902.000001", event_id="EvTwice"))
+    await _dies_mid_answer(dead, first[0])
+    (placeholder,) = fake_slack.messages["C111"]
+    await _lease_runs_out(corpus)
+    assert await build_sweep(rerun.runtime, rerun.services).once() == Swept(rerun=1)
+    await _dies_mid_answer(rerun, second[0])
+    await _lease_runs_out(corpus)
+    sweep = build_sweep(last.runtime, last.services)
+    assert await sweep.once() == Swept(told=1)
+    await last.idle()
+    (told,) = _told(fake_slack)
+    assert told.params["ts"] == placeholder["ts"]  # the placeholder, replaced
+    assert _answers(fake_slack) == []
+    assert await _question_row(corpus) == ("abandoned", 2, True)
+    assert await sweep.once() == Swept()
