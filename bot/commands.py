@@ -401,6 +401,10 @@ def _report_slack(settings: Settings, slack: Any) -> None:
     if slack.socket_mode is not None:
         modes.append("Socket Mode")
     say(f"Slack app running: {' and '.join(modes)}", markup=False, soft_wrap=True)
+    path = settings.slack_config_path
+    where = str(path) if path.exists() else f"no {path}, so the default"
+    for line in slack.services.access.summary():
+        say(f"Slack access ({where}): {line}", markup=False, soft_wrap=True)
 
 
 RETENTION_EVERY = 6  # hours; the first purge runs at start

@@ -32,6 +32,11 @@ ESCALATION_FAILED = (
 EMPTY_EXPERT_ANSWER = "Write the answer to add to the knowledge base."
 FEEDBACK_THANKS = "Thanks, your feedback is recorded."
 NOT_THIS_MESSAGE = "That button doesn't belong to this message, so I did nothing."
+# To a guest, or someone of another organisation, where slack.toml lets them see nothing.
+OUTSIDER = (
+    "Sorry, I can only share the knowledge base with members of this workspace here; "
+    "ask someone from the team, or an admin of this workspace."
+)
 EXPERTS_ONLY = (
     "Only the experts (members of the escalation channel or its user group) can add "
     "answers to the knowledge base."

@@ -98,6 +98,9 @@ class FakeSlack:
             "CESCALATE": [BOT_USER, "W333"],
         }
         self.usergroups: dict[str, list[str]] = {"S0EXPERTS": ["W444"]}
+        # What users.info says of a user, over the payload file's user made a member of
+        # TEAM (a guest: {"is_restricted": True}; another organisation's: {"team_id": …}).
+        self.users: dict[str, dict[str, Any]] = {}
         # What kind of conversation each channel is, when its id does not say (a group DM's
         # id starts with G or C, like a private or public channel's): see _kind.
         self.kinds: dict[str, str] = {}
@@ -275,7 +278,7 @@ class FakeSlack:
             },
             "conversations.replies": self._replies,
             "conversations.history": self._history,
-            "users.info": lambda p: payload("web_users.info.json"),
+            "users.info": self._user,
             "conversations.members": self._members,
             "usergroups.users.list": self._usergroup,
             "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
@@ -391,6 +394,16 @@ class FakeSlack:
             "has_more": more,
             "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }
+
+    def _user(self, p: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/users.info: `user` is required."""
+        if not p.get("user"):
+            return {"ok": False, "error": "user_not_found"}
+        body = payload("web_users.info.json")
+        body["user"] |= {"id": p["user"], "team_id": TEAM}
+        body["user"]["profile"]["team"] = TEAM
+        body["user"] |= self.users.get(p["user"], {})
+        return body
 
     def _members(self, p: dict[str, Any]) -> dict[str, Any]:
         """A channel's members, a page of `limit` at a time; the cursor is the next offset.
