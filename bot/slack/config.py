@@ -259,6 +259,12 @@ def _first_error(exc: ValidationError) -> str:
     return f"{key}: {error['msg']}"
 
 
+def access_report(policy: AccessPolicy, *, path: Path) -> list[str]:
+    """`kb serve`'s start-up lines: which file (or the default) and what it lets see."""
+    where = str(path) if path.exists() else f"no {path}, so the default"
+    return [f"Slack access ({where}): {line}" for line in policy.summary()]
+
+
 def load_access(path: Path) -> AccessPolicy:
     """The access policy in `path`; without the file, every channel sees everything."""
     if not path.exists():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.config import AccessPolicy, Standing, load_access
+from bot.slack.config import AccessPolicy, Standing, access_report, load_access
 from bot.slack.errors import SlackConfigError
 from store.filters import NO_FILTER, ChunkFilter
 
@@ -107,3 +107,15 @@ def test_the_start_up_summary_says_where_everything_is_seen() -> None:
         "guests see: nothing",
         "other organisations see: CX ops",
     ]
+
+
+def test_kb_serve_names_the_file_or_says_the_default_is_in_force(tmp_path: Path) -> None:
+    path = tmp_path / "slack.toml"
+    (first, *_) = access_report(load_access(path), path=path)
+    assert first == (
+        f"Slack access (no {path}, so the default): members see every collection in: "
+        "channels not listed, direct messages, the assistant panel, App Home"
+    )
+    path.write_text('[access]\ndefault = ["ops"]\n')
+    (first, *_) = access_report(load_access(path), path=path)
+    assert first == f"Slack access ({path}): no place shows members every collection"
