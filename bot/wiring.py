@@ -388,6 +388,7 @@ def compose_slack(
     from bot.slack.people import People, Workspace
     from bot.slack.queue import WorkspaceQueue
     from bot.slack.services import SlackServices
+    from bot.slack.shared_channels import SharedChannels
     from bot.slack.slash import CommandDesk
     from bot.slack.tasks import BackgroundTasks
     from bot.slack.threads import ThreadHistory
@@ -402,7 +403,11 @@ def compose_slack(
     catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
     metrics = metrics or Metrics()
     workspace = Workspace(team_id=identity.team_id or "", enterprise_id=identity.enterprise_id)
-    gate = AccessGate(policy=access, people=People(client=client, workspace=workspace))
+    gate = AccessGate(
+        policy=access,
+        people=People(client=client, workspace=workspace),
+        shared=SharedChannels(client=client),
+    )
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
     metrics.watch_queue(queue.depth)
     conversation = Conversation(

@@ -75,7 +75,10 @@ class CommandDesk:
             user_id=user,
             question=question,
             surface="private" if private else "command",
-            access=await self._gate.in_channel(channel_id=channel, user_id=user),
+            # A private answer is read by the asker alone; a posted one by the whole channel.
+            access=await (self._gate.in_thread_of if private else self._gate.in_channel)(
+                channel_id=channel, user_id=user, user_team=None
+            ),
             bot_user_id=bot_user_id,
             delivery=key,
         )

@@ -42,7 +42,8 @@ class TraceDesk:
                 click, RUN_NOT_FOUND if run is None else NOT_THIS_MESSAGE
             )
             return
-        access = await self._gate.in_channel(
+        # The trace is shown only to the person who clicked: their access, not the readers'.
+        access = await self._gate.in_thread_of(
             channel_id=click.channel_id, user_id=click.user_id, user_team=click.user_team
         )
         if access.shows_nothing:

@@ -68,6 +68,7 @@ REQUIRED = {
     "conversations.replies": ("channel", "ts"),
     "conversations.history": ("channel",),
     "conversations.members": ("channel",),
+    "conversations.info": ("channel",),
     "users.info": ("user",),
     "usergroups.users.list": ("usergroup",),
     "views.open": ("trigger_id", "view"),
@@ -144,6 +145,8 @@ class FakeSlack:
         # The trigger_ids of the payloads SlackSender signed; views.open with any other is
         # expired_trigger_id (a trigger lasts 3 seconds and is Slack's own).
         self.triggers: set[str] = set()
+        # Channels shared with another organisation (Slack Connect): conversations.info.
+        self.shared: set[str] = set()
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -328,6 +331,7 @@ class FakeSlack:
             "conversations.history": self._history,
             "users.info": self._user,
             "conversations.members": self._members,
+            "conversations.info": self._info,
             "usergroups.users.list": self._usergroup,
             "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
             "views.publish": lambda p: {"ok": True, "view": {"id": "V2", **p.get("view", {})}},
@@ -471,6 +475,28 @@ class FakeSlack:
             "messages": found[start : start + limit],
             "has_more": more,
             "response_metadata": {"next_cursor": str(start + limit) if more else ""},
+        }
+
+    def _info(self, p: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/conversations.info: the channel object's
+        kind and sharing flags (is_shared, is_ext_shared, is_org_shared)."""
+        channel, kind = str(p["channel"]), self._kind(str(p["channel"]))
+        shared = channel in self.shared
+        return {
+            "ok": True,
+            "channel": {
+                "id": channel,
+                "is_channel": kind == "public_channel",
+                "is_group": kind == "private_channel",
+                "is_im": kind == "im",
+                "is_mpim": kind == "mpim",
+                "is_private": kind != "public_channel",
+                "is_member": channel in self.joined,
+                "is_shared": shared,
+                "is_ext_shared": shared,
+                "is_org_shared": False,
+                "is_pending_ext_shared": False,
+            },
         }
 
     def _user(self, p: dict[str, Any]) -> dict[str, Any]:

@@ -134,5 +134,9 @@ async def test_a_help_channel_question_the_documents_do_not_answer_gets_nothing(
         channel_message(question, ts="1700000105.000001", event_id="EvNoise", channel="CHELP")
     )
     await bot.idle()
-    # auth.test at start-up, and users.info (who asks: bot/slack/people.py); nothing posted.
-    assert [c.method for c in fake_slack.calls] == ["auth.test", "users.info"]
+    # auth.test at start-up, then who may read and who asks (bot/slack/gate.py); no post.
+    assert [c.method for c in fake_slack.calls] == [
+        "auth.test",
+        "conversations.info",
+        "users.info",
+    ]

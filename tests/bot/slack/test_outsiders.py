@@ -172,3 +172,28 @@ async def test_app_home_lists_no_collection_to_a_guest(start_bot, fake_slack):
     view = json.dumps(published.params["view"])
     assert "hr-docs" not in view and "ops-docs" not in view
     assert "Knowledge gaps" not in view
+
+
+async def test_in_a_channel_shared_with_another_organisation_members_get_what_it_may_show(
+    start_bot, fake_slack
+):
+    answerers: list[RecordingAnswerer] = []
+    bot = await start_bot(answerer=_recording(answerers), access=POLICY)
+    fake_slack.shared |= {"C111", "CSHARED"}  # Slack Connect: the partner reads every thread
+    refused = await _ask(bot, fake_slack, channel="C111", ts="1700000707.000001")
+    allowed = await _ask(bot, fake_slack, channel="CSHARED", ts="1700000708.000001")
+    assert refused["text"] == OUTSIDER
+    assert [c["scope"] for c in answerers[0].calls] == [ChunkFilter(collections=("ops",))]
+    assert not leaks_hr(allowed["blocks"])
+
+
+async def test_a_private_answer_in_a_shared_channel_follows_the_member_who_asked(
+    start_bot, fake_slack
+):
+    bot = await start_bot(access=POLICY)
+    fake_slack.shared.add("C111")
+    await bot.sender.command(slash_command(f"private {LEAVE}", response_url=fake_slack.hook_url()))
+    await bot.idle()
+    hooks = [h for h in fake_slack.hooks if h.params.get("blocks")]
+    assert leaks_hr(hooks[-1].params["blocks"])  # only the member reads it: everything
+    assert fake_slack.calls_to("chat.postMessage") == []

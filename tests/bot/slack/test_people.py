@@ -6,6 +6,7 @@ import pytest
 
 from bot.slack.config import Standing
 from bot.slack.people import People, Workspace, standing_of
+from bot.slack.shared_channels import SharedChannels
 from bot.slack.web import build_web_client
 from tests.bot.slack.rig import BOT_TOKEN, TEAM, payload
 
@@ -58,3 +59,16 @@ async def test_a_user_slack_will_not_describe_is_treated_as_external(fake_slack)
     fake_slack.script("users.info", status=200, body={"ok": False, "error": "user_not_found"})
     person = await people.person("W404")
     assert person.standing is Standing.EXTERNAL and not person.is_admin
+
+
+async def test_a_channel_slack_will_not_describe_counts_as_shared(fake_slack) -> None:
+    client = build_web_client(token=BOT_TOKEN, base_url=fake_slack.base_url)
+    channels = SharedChannels(client=client)
+    fake_slack.shared.add("CPARTNER")
+    assert await channels.with_outsiders("CPARTNER")
+    assert not await channels.with_outsiders("C111")
+    fake_slack.script("conversations.info", status=200, body={"ok": False, "error": "x"})
+    assert await channels.with_outsiders("CGONE")
+    assert len(fake_slack.calls_to("conversations.info")) == 3
+    assert not await channels.with_outsiders("C111")  # kept for a while
+    assert len(fake_slack.calls_to("conversations.info")) == 3
