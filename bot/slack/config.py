@@ -107,7 +107,7 @@ class OutsiderAccess:
         return self.channels.get(channel_id or "", self.default)
 
     def describe(self) -> str:
-        """ "nothing", or where what is seen, for `kb serve`'s start-up lines."""
+        """Where what is seen ("nothing" if nowhere), for `kb serve`'s start-up lines."""
         places = [("elsewhere", self.default), *self.channels.items()]
         shown = [f"{at} {_names(access)}" for at, access in places if not access.shows_nothing]
         return "; ".join(shown) or "nothing"

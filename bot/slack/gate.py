@@ -44,11 +44,6 @@ class AccessGate:
         place = self.policy.for_channel(channel_id)
         return await self._narrowed(place, channel_id, user_id, user_team)
 
-    async def _seen_outside(self, channel_id: str, channel_type: str | None) -> bool:
-        if self._shared is None or channel_type == "im" or channel_id.startswith("D"):
-            return False
-        return await self._shared.with_outsiders(channel_id)
-
     async def in_assistant(self, *, channel_id: str, user_id: str) -> Access:
         return await self._narrowed(self.policy.assistant, channel_id, user_id, None)
 
@@ -62,3 +57,9 @@ class AccessGate:
             return place
         person = await self._people.person(user_id, user_team=user_team)
         return self.policy.for_person(place, channel_id=channel_id, standing=person.standing)
+
+    async def _seen_outside(self, channel_id: str, channel_type: str | None) -> bool:
+        """Whether people of another organisation read what is posted here."""
+        if self._shared is None or channel_type == "im" or channel_id.startswith("D"):
+            return False
+        return await self._shared.with_outsiders(channel_id)
