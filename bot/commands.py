@@ -22,6 +22,7 @@ from agent.answer import Answer
 from bot.logs import JsonFormatter
 from bot.settings import Settings
 from bot.slack.blocks import answer_messages
+from bot.slack.config import access_report
 from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
 from bot.sources import configured_sources, handbook_config, source_credentials
 from bot.terminal import answer_text
@@ -423,6 +424,8 @@ def _report_slack(settings: Settings, slack: Any) -> None:
     if slack.socket_mode is not None:
         modes.append("Socket Mode")
     say(f"Slack app running: {' and '.join(modes)}", markup=False, soft_wrap=True)
+    for line in access_report(slack.services.access, path=settings.slack_config_path):
+        say(line, markup=False, soft_wrap=True)
 
 
 RETENTION_EVERY = 6  # hours; the first purge runs at start

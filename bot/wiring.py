@@ -387,12 +387,15 @@ def compose_slack(
     from bot.slack.conversation import Conversation
     from bot.slack.escalation import EscalationDesk
     from bot.slack.feedback import FeedbackDesk
+    from bot.slack.gate import AccessGate
     from bot.slack.home import HomeDesk
     from bot.slack.leases import Leases
     from bot.slack.messages import MessageDesk
+    from bot.slack.people import People, Workspace
     from bot.slack.queue import WorkspaceQueue
     from bot.slack.rerun import Rerun
     from bot.slack.services import SlackServices
+    from bot.slack.shared_channels import SharedChannels
     from bot.slack.slash import CommandDesk
     from bot.slack.tasks import BackgroundTasks
     from bot.slack.threads import ThreadHistory
@@ -408,6 +411,12 @@ def compose_slack(
     leases = Leases()
     catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
     metrics = metrics or Metrics()
+    workspace = Workspace(team_id=identity.team_id or "", enterprise_id=identity.enterprise_id)
+    gate = AccessGate(
+        policy=access,
+        people=People(client=client, workspace=workspace),
+        shared=SharedChannels(client=client),
+    )
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
     metrics.watch_queue(queue.depth)
     conversation = Conversation(
@@ -433,11 +442,11 @@ def compose_slack(
             conversation=conversation,
             conversations=conversations,
             deliveries=deliveries,
-            access=access,
+            gate=gate,
             options=options,
         ),
         commands=CommandDesk(
-            client=client, conversation=conversation, access=access, deliveries=deliveries
+            client=client, conversation=conversation, gate=gate, deliveries=deliveries
         ),
         assistant=AssistantDesk(
             client=client,
@@ -445,7 +454,7 @@ def compose_slack(
             threads=assistant_threads,
             deliveries=deliveries,
             catalog=catalog,
-            access=access.assistant,
+            gate=gate,
             asked=AskedDocuments(pool),
         ),
         thread_context=StoredThreadContext(assistant_threads),
@@ -462,12 +471,12 @@ def compose_slack(
         feedback=FeedbackDesk(
             client=client, feedback=FeedbackRepository(pool), runs=runs, metrics=metrics
         ),
-        traces=TraceDesk(client=client, runs=runs, catalog=catalog, access=access),
+        traces=TraceDesk(client=client, runs=runs, catalog=catalog, gate=gate),
         home=HomeDesk(
             client=client,
             catalog=catalog,
             conversations=conversations,
-            access=access.home,
+            gate=gate,
             knowledge_gaps=knowledge_gaps,
         ),
         tasks=BackgroundTasks(),

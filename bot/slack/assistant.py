@@ -22,8 +22,8 @@ from slack_bolt.context.assistant.thread_context_store.async_store import (
 )
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.config import Access
 from bot.slack.conversation import Asked, Conversation
+from bot.slack.gate import AccessGate
 from bot.slack.mrkdwn import escape, shorten
 from bot.slack.notices import ASSISTANT_GREETING
 from bot.slack.predicates import message_key, question_text
@@ -85,7 +85,7 @@ class AssistantDesk:
         threads: AssistantThreads,
         deliveries: DeliveryLog,
         catalog: Catalog,
-        access: Access,
+        gate: AccessGate,
         asked: AskedDocuments | None = None,
     ) -> None:
         self._asked = asked
@@ -94,7 +94,7 @@ class AssistantDesk:
         self._threads = threads
         self._deliveries = deliveries
         self._catalog = catalog
-        self._access = access
+        self._gate = gate
 
     async def is_assistant_thread(self, event: Mapping[str, Any]) -> bool:
         thread_ts = event.get("thread_ts")
@@ -123,7 +123,10 @@ class AssistantDesk:
         await self._client.chat_postMessage(
             channel=channel, thread_ts=thread_ts, text=ASSISTANT_GREETING
         )
-        collections = [c for c in await self._catalog.collections() if self._access.allows(c.name)]
+        access = await self._gate.in_assistant(
+            channel_id=channel, user_id=str(thread.get("user_id", ""))
+        )
+        collections = [c for c in await self._catalog.collections() if access.allows(c.name)]
         cited: list[CitedDocument] = []
         if self._asked is not None:
             since = datetime.now(UTC) - timedelta(days=PROMPT_DAYS)
@@ -159,13 +162,14 @@ class AssistantDesk:
             await self._client.assistant_threads_setTitle(
                 channel_id=channel, thread_ts=thread_ts, title=_title(question)
             )
+        user = str(event.get("user", ""))
         asked = Asked(
             team_id=team_id,
             channel_id=channel,
-            user_id=str(event.get("user", "")),
+            user_id=user,
             question=question,
             surface="assistant",
-            access=self._access,
+            access=await self._gate.in_assistant(channel_id=channel, user_id=user),
             bot_user_id=bot_user_id,
             thread_ts=thread_ts,
             message_ts=str(event.get("ts")),

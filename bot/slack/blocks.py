@@ -51,6 +51,7 @@ from bot.slack.layout import (
 )
 from bot.slack.limits import MESSAGE_BLOCKS, MESSAGE_TEXT_BUDGET, SECTION_TEXT
 from bot.slack.mrkdwn import escape, excerpt, inline, link, slack_len, split
+from bot.slack.notices import OUTSIDER
 from bot.slack.sections import cited_date, line_sections, source_line
 from bot.slack.trace_blocks import trace_message
 
@@ -330,6 +331,11 @@ def too_long_message(*, length: int, limit: int) -> SlackMessage:
         "ask it in fewer words (the key question first), and I'll search for it."
     )
     return SlackMessage(text=text, blocks=[section(text)])
+
+
+def outsider_message() -> SlackMessage:
+    """The one line for a guest or outsider where slack.toml lets them see nothing."""
+    return SlackMessage(text=OUTSIDER, blocks=[section(OUTSIDER)])
 
 
 def help_message(*, command: str = "/kb") -> SlackMessage:

@@ -27,6 +27,8 @@ class Click:
     value: ActionValue | None
     message_blocks: tuple[Mapping[str, Any], ...] = ()
     message_text: str = ""
+    # The workspace of the person who clicked (another one in a Slack Connect channel).
+    user_team: str | None = None
 
     @property
     def run_id(self) -> int | None:
@@ -55,6 +57,7 @@ def click_of(body: Mapping[str, Any]) -> Click:
         value=_value(action.get("value")),
         message_blocks=tuple(message.get("blocks") or ()),
         message_text=str(message.get("text", "")),
+        user_team=(body.get("user") or {}).get("team_id"),
     )
 
 

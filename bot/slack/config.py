@@ -12,8 +12,19 @@ pydantic; a mistake is reported in one line naming the file and the key:
     [access.channels]
     C0123ENG = ["engineering", "handbook"]
 
-Without the file every channel may see everything. An escalation is indexed into the
-first collection its channel lists (`escalations` for a channel that sees everything).
+    [access.guests]                   # single- and multi-channel guests
+    default = []                      # everywhere not listed: nothing (the default)
+    C0123ENG = ["handbook"]
+
+    [access.external]                 # people of another organisation (Slack Connect)
+    default = []                      # nothing (the default)
+    C0456SHARED = ["handbook"]
+
+Without the file every channel may see everything (`kb serve` says so at start-up);
+guests and people from other organisations see nothing unless a place lists what they
+may see, and then never more than the place itself may. An escalation is indexed into
+the first collection its channel lists (`escalations` for a channel that sees
+everything).
 """
 
 from __future__ import annotations
@@ -21,9 +32,10 @@ from __future__ import annotations
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from enum import Enum
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, ValidationError, field_validator, model_validator
 
 from bot.slack.errors import SlackConfigError
 from store.filters import NO_FILTER, ChunkFilter
@@ -50,11 +62,85 @@ class Access:
         """Where an expert's answer to a question asked here is indexed."""
         return self.collections[0] if self.collections else ESCALATIONS_COLLECTION
 
+    @property
+    def shows_nothing(self) -> bool:
+        return self.collections == ()
+
+    def narrowed_to(self, other: Access) -> Access:
+        """What both this access and `other` allow."""
+        if other.collections is None:
+            return self
+        if self.collections is None:
+            return other
+        return Access(tuple(c for c in self.collections if c in other.collections))
+
+
+NOTHING = Access(collections=())
+
+
+def _names(access: Access) -> str:
+    return "every collection" if access.collections is None else ", ".join(access.collections)
+
 
 def _access(names: list[str] | None, fallback: Access) -> Access:
     if names is None:
         return fallback
     return Access(None if EVERYTHING in names else tuple(names))
+
+
+class Standing(Enum):
+    """Who is asking, as far as what they may see goes (bot/slack/people.py decides)."""
+
+    MEMBER = "member"
+    GUEST = "guest"  # a single- or multi-channel guest of this workspace
+    EXTERNAL = "external"  # someone of another organisation (Slack Connect)
+
+
+@dataclass(frozen=True, slots=True)
+class OutsiderAccess:
+    """What guests (or people of other organisations) may see: per channel, else `default`."""
+
+    default: Access = NOTHING
+    channels: Mapping[str, Access] = field(default_factory=dict)
+
+    def at(self, channel_id: str | None) -> Access:
+        return self.channels.get(channel_id or "", self.default)
+
+    def describe(self) -> str:
+        """Where what is seen ("nothing" if nowhere), for `kb serve`'s start-up lines."""
+        places = [("elsewhere", self.default), *self.channels.items()]
+        shown = [f"{at} {_names(access)}" for at, access in places if not access.shows_nothing]
+        return "; ".join(shown) or "nothing"
+
+
+class _OutsidersSection(BaseModel):
+    """`[access.guests]` / `[access.external]`: `default` and channel ids; [] = nothing."""
+
+    model_config = ConfigDict(extra="allow")
+
+    default: list[str] = []
+
+    @model_validator(mode="after")
+    def _lists(self) -> _OutsidersSection:
+        for name, names in self.listed().items():
+            if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+                raise ValueError(f'{name}: list collection names, [] for nothing, or ["*"]')
+            if any(not n.strip() for n in names):
+                raise ValueError(f"{name}: a collection name is empty")
+        return self
+
+    def listed(self) -> dict[str, object]:
+        return {"default": self.default, **(self.model_extra or {})}
+
+    def policy(self) -> OutsiderAccess:
+        def access(names: object) -> Access:
+            assert isinstance(names, list)
+            return NOTHING if not names else _access(names, NOTHING)
+
+        extra = self.model_extra or {}
+        return OutsiderAccess(
+            default=access(self.default), channels={c: access(n) for c, n in extra.items()}
+        )
 
 
 class _AccessSection(BaseModel):
@@ -65,6 +151,8 @@ class _AccessSection(BaseModel):
     assistant: list[str] | None = None
     home: list[str] | None = None
     channels: dict[str, list[str]] = {}
+    guests: _OutsidersSection = _OutsidersSection()
+    external: _OutsidersSection = _OutsidersSection()
 
     @field_validator("default", "dm", "assistant", "home")
     @classmethod
@@ -103,6 +191,40 @@ class AccessPolicy:
     assistant: Access = Access()
     home: Access = Access()
     channels: Mapping[str, Access] = field(default_factory=dict)
+    guests: OutsiderAccess = OutsiderAccess()
+    external: OutsiderAccess = OutsiderAccess()
+
+    def for_person(self, place: Access, *, channel_id: str | None, standing: Standing) -> Access:
+        """`place`'s access as `standing` may use it at `channel_id`: a guest or an
+        outsider never sees more than the place, and by default nothing."""
+        if standing is Standing.MEMBER:
+            return place
+        outsiders = self.guests if standing is Standing.GUEST else self.external
+        return place.narrowed_to(outsiders.at(channel_id))
+
+    def sees_everything(self) -> list[str]:
+        """The places where members may draw on every collection, for `kb serve` to say."""
+        places = [
+            ("channels not listed", self.default),
+            ("direct messages", self.dm),
+            ("the assistant panel", self.assistant),
+            ("App Home", self.home),
+            *self.channels.items(),
+        ]
+        return [name for name, access in places if access.collections is None]
+
+    def summary(self) -> list[str]:
+        """What `kb serve` says at start-up: where members see everything, and what
+        guests and people of other organisations may see."""
+        everywhere = self.sees_everything()
+        lines = [
+            "members see every collection in: " + ", ".join(everywhere)
+            if everywhere
+            else "no place shows members every collection"
+        ]
+        for who, outsiders in (("guests", self.guests), ("other organisations", self.external)):
+            lines.append(f"{who} see: {outsiders.describe()}")
+        return lines
 
     def for_channel(self, channel_id: str, *, channel_type: str | None = None) -> Access:
         if channel_type == "im" or (channel_type is None and channel_id.startswith("D")):
@@ -126,6 +248,8 @@ class AccessPolicy:
             assistant=_access(section.assistant, dm),
             home=_access(section.home, dm),
             channels={c: _access(n, default) for c, n in section.channels.items()},
+            guests=section.guests.policy(),
+            external=section.external.policy(),
         )
 
 
@@ -133,6 +257,12 @@ def _first_error(exc: ValidationError) -> str:
     error = exc.errors()[0]
     key = ".".join(str(part) for part in error["loc"])
     return f"{key}: {error['msg']}"
+
+
+def access_report(policy: AccessPolicy, *, path: Path) -> list[str]:
+    """`kb serve`'s start-up lines: which file (or the default) and what it lets see."""
+    where = str(path) if path.exists() else f"no {path}, so the default"
+    return [f"Slack access ({where}): {line}" for line in policy.summary()]
 
 
 def load_access(path: Path) -> AccessPolicy:

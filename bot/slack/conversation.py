@@ -26,6 +26,7 @@ from bot.slack.blocks import (
     SlackMessage,
     answer_messages,
     failure_message,
+    outsider_message,
     too_long_message,
 )
 from bot.slack.config import Access, BotOptions
@@ -132,6 +133,12 @@ class Conversation:
         asked = dataclasses.replace(asked, question=" ".join(clean(asked.question).split()))
         limit = self._options.max_question_chars
         try:
+            if asked.access.shows_nothing:
+                # A guest or someone of another organisation, where nothing is theirs to see.
+                if not asked.grounded_only:
+                    await reply.failed(outsider_message())
+                await self._finish(asked, "silent" if asked.grounded_only else "answered")
+                return
             if len(asked.question) > limit:
                 if not asked.grounded_only:
                     await reply.failed(too_long_message(length=len(asked.question), limit=limit))

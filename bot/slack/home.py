@@ -9,7 +9,8 @@ from collections.abc import Awaitable, Callable, Sequence
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.config import Access
+from bot.slack.gate import AccessGate
+from bot.slack.people import Person
 from bot.slack.views import HomeContent, KnowledgeGap, RecentQuestion, SourceSummary, home_view
 from store.catalog import Catalog
 from store.conversations import ConversationLog
@@ -28,20 +29,22 @@ class HomeDesk:
         client: AsyncWebClient,
         catalog: Catalog,
         conversations: ConversationLog,
-        access: Access,
+        gate: AccessGate,
         knowledge_gaps: KnowledgeGaps | None = None,
     ) -> None:
         self._client = client
         self._catalog = catalog
         self._conversations = conversations
-        self._access = access
+        self._gate = gate
         self._knowledge_gaps = knowledge_gaps
 
     async def publish(self, *, user_id: str) -> None:
+        person = await self._gate.person(user_id)
+        access = self._gate.at_home(person)
         sources = [
             SourceSummary(name=s.name, collection=c.name, documents=s.documents)
             for c in await self._catalog.collections()
-            if self._access.allows(c.name)
+            if access.allows(c.name)
             for s in c.sources
         ]
         recent = await self._conversations.recent_questions(user_id=user_id, limit=5)
@@ -53,7 +56,7 @@ class HomeDesk:
                     RecentQuestion(q.question, q.asked_at, await self._thread_link(q))
                     for q in recent
                 ],
-                gaps=await self._gaps_for(user_id),
+                gaps=await self._gaps_for(person),
             )
         )
         await self._client.views_publish(user_id=user_id, view=view)
@@ -71,15 +74,8 @@ class HomeDesk:
         permalink = response.get("permalink")
         return str(permalink) if permalink else None
 
-    async def _gaps_for(self, user_id: str) -> Sequence[KnowledgeGap] | None:
+    async def _gaps_for(self, person: Person) -> Sequence[KnowledgeGap] | None:
         """The gaps for a workspace admin or owner (users.info), None for everyone else."""
-        if self._knowledge_gaps is None:
-            return None
-        try:
-            user = (await self._client.users_info(user=user_id)).get("user") or {}
-        except SlackApiError as exc:
-            log.info("cannot tell whether a Home viewer is an admin: %s", exc.response.get("error"))
-            return None
-        if not any(user.get(flag) for flag in ("is_admin", "is_owner", "is_primary_owner")):
+        if self._knowledge_gaps is None or not person.is_admin:
             return None
         return await self._knowledge_gaps()

@@ -15,9 +15,10 @@ from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.blocks import help_message
-from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.config import BotOptions
 from bot.slack.conversation import Asked, Conversation
 from bot.slack.delivery_trail import DeliveryTrail
+from bot.slack.gate import AccessGate
 from bot.slack.predicates import (
     Route,
     is_dm,
@@ -45,14 +46,14 @@ class MessageDesk:
         conversation: Conversation,
         conversations: ConversationLog,
         deliveries: DeliveryLog,
-        access: AccessPolicy,
+        gate: AccessGate,
         options: BotOptions,
     ) -> None:
         self._client = client
         self._conversation = conversation
         self._conversations = conversations
         self._deliveries = deliveries
-        self._access = access
+        self._gate = gate
         self._options = options
 
     async def handle(self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str) -> None:
@@ -85,13 +86,20 @@ class MessageDesk:
             reply = ThreadReply(self._client, channel_id=channel, thread_ts=thread_ts)
             await reply.failed(help_message())
             return
+        user = str(event.get("user", ""))
+        access = await self._gate.in_channel(
+            channel_id=channel,
+            user_id=user,
+            user_team=event.get("user_team"),
+            channel_type=event.get("channel_type"),
+        )
         asked = Asked(
             team_id=team_id,
             channel_id=channel,
-            user_id=str(event.get("user", "")),
+            user_id=user,
             question=question,
             surface=_surface(event, decision),
-            access=self._access.for_channel(channel, channel_type=event.get("channel_type")),
+            access=access,
             bot_user_id=bot_user_id,
             thread_ts=thread_ts,
             message_ts=str(event.get("ts")),

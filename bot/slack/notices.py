@@ -32,6 +32,13 @@ ESCALATION_FAILED = (
 EMPTY_EXPERT_ANSWER = "Write the answer to add to the knowledge base."
 FEEDBACK_THANKS = "Thanks, your feedback is recorded."
 NOT_THIS_MESSAGE = "That button doesn't belong to this message, so I did nothing."
+# To a guest, someone of another organisation, or anyone in a channel shared with another
+# organisation, where slack.toml lets them see nothing.
+OUTSIDER = (
+    "Sorry, I can't share the knowledge base here: it is for members of this workspace, "
+    "and this conversation (or you) is outside it. Members can ask me privately with "
+    "`/kb private <question>`."
+)
 EXPERTS_ONLY = (
     "Only the experts (members of the escalation channel or its user group) can add "
     "answers to the knowledge base."

@@ -33,6 +33,8 @@ SCOPES = MappingProxyType(
             "mpim:history",
         ),
         "conversations.members": ("channels:read", "groups:read", "mpim:read"),
+        # Whether a channel is shared with another organisation (never asked of a DM).
+        "conversations.info": ("channels:read", "groups:read", "mpim:read"),
         "usergroups.users.list": ("usergroups:read",),
         # A thank-you in the bot's thread gets a reaction (bot/slack/followups.py).
         "reactions.add": ("reactions:write",),

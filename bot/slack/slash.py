@@ -22,9 +22,9 @@ from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from bot.slack.blocks import failure_message
-from bot.slack.config import AccessPolicy
 from bot.slack.conversation import Asked, Conversation
 from bot.slack.delivery_trail import DeliveryTrail
+from bot.slack.gate import AccessGate
 from bot.slack.notices import NOT_IN_CHANNEL, asked_on_behalf
 from bot.slack.posting import Poster
 from bot.slack.predicates import command_question_key
@@ -43,13 +43,13 @@ class CommandDesk:
         *,
         client: AsyncWebClient,
         conversation: Conversation,
-        access: AccessPolicy,
+        gate: AccessGate,
         deliveries: DeliveryLog,
     ) -> None:
         self._client = client
         self._poster = Poster(client)
         self._conversation = conversation
-        self._access = access
+        self._gate = gate
         self._deliveries = deliveries
 
     async def ask(
@@ -81,11 +81,16 @@ class CommandDesk:
             user_id=user,
             question=question,
             surface="private" if private else "command",
-            access=self._access.for_channel(channel),
+            # A private answer is read by the asker alone; a posted one by the whole channel.
+            access=await (self._gate.in_thread_of if private else self._gate.in_channel)(
+                channel_id=channel, user_id=user, user_team=None
+            ),
             bot_user_id=bot_user_id,
             delivery=key,
         )
-        if private:
+        if private or asked.access.shows_nothing:
+            # Someone who may see nothing here gets the refusal privately, and their
+            # question is not posted for them.
             private_reply = EphemeralReply(
                 response_url, on_placeholder=trail.placeholder_shown_ephemerally
             )

@@ -11,8 +11,8 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.blocks import trace_message
 from bot.slack.click_checks import run_belongs_to_click
 from bot.slack.clicks import Click
-from bot.slack.config import AccessPolicy
-from bot.slack.notices import NOT_THIS_MESSAGE, RUN_NOT_FOUND
+from bot.slack.gate import AccessGate
+from bot.slack.notices import NOT_THIS_MESSAGE, OUTSIDER, RUN_NOT_FOUND
 from bot.slack.responder import Responder
 from bot.slack.visibility import chunk_ids_of, visible_run
 from store.catalog import Catalog
@@ -26,12 +26,12 @@ class TraceDesk:
         client: AsyncWebClient,
         runs: RunRepository,
         catalog: Catalog,
-        access: AccessPolicy,
+        gate: AccessGate,
     ) -> None:
         self._client = client
         self._runs = runs
         self._catalog = catalog
-        self._access = access
+        self._gate = gate
 
     async def show(self, click: Click) -> None:
         if not click.channel_id:
@@ -42,7 +42,14 @@ class TraceDesk:
                 click, RUN_NOT_FOUND if run is None else NOT_THIS_MESSAGE
             )
             return
+        # The trace is shown only to the person who clicked: their access, not the readers'.
+        access = await self._gate.in_thread_of(
+            channel_id=click.channel_id, user_id=click.user_id, user_team=click.user_team
+        )
+        if access.shows_nothing:
+            await Responder(self._client).tell(click, OUTSIDER)
+            return
         origins = await self._catalog.chunk_origins(chunk_ids_of(run))
-        shown = visible_run(run, self._access.for_channel(click.channel_id), origins)
+        shown = visible_run(run, access, origins)
         message = trace_message(shown)
         await Responder(self._client).tell(click, message.text, message.blocks)

@@ -131,7 +131,8 @@ async def start_bot(
         await site.start()
         port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         url = f"http://127.0.0.1:{port}/slack/events"
-        bot = RunningBot(url, services, runtime, SlackSender(http, url))
+        sender = SlackSender(http, url, triggers=fake_slack.triggers)
+        bot = RunningBot(url, services, runtime, sender)
         started.append((runner, bot))
         return bot
 

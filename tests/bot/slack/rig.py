@@ -7,9 +7,13 @@ Used by the scenario tests (through tests/bot/slack/conftest.py) and bench/slack
   the messages posted so `conversations.replies` and `conversations.history` return
   real threads and channels (metadata only with `include_all_metadata`), can be told
   to answer a method with a 429 + Retry-After or a 5xx (or to carry the call out and
-  then answer a 5xx, as Slack sometimes does), serves response_url hooks, and a
-  Socket Mode WebSocket (the URL its `apps.connections.open` returns). Tests await
-  requests on a condition, never sleep.
+  then answer a 5xx, as Slack sometimes does; `rate_limit` for 429 + Retry-After),
+  serves response_url hooks, and a Socket Mode WebSocket (the URL its
+  `apps.connections.open` returns). It refuses what Slack refuses: Block Kit beyond its
+  limits, a post where the bot is not a member (`joined`: not_in_channel), a modal on a
+  trigger_id no signed payload carried (`triggers`: expired_trigger_id), a call without
+  a required argument (invalid_arguments), a history read without its scope. Tests
+  await requests on a condition, never sleep.
 - `SlackSender` signs requests as Slack does (v0 HMAC-SHA256 over `v0:timestamp:body`).
 - `start_bot` runs the real composition (bot/wiring.py → bot/slack/app.py →
   bot/server.py) on the test's database, the session's embedding model and a fixture
@@ -46,6 +50,33 @@ BOT_TOKEN = "xoxb-test-token"
 BOT_USER = "W111"  # the bot user the payload files mention (<@W111>)
 BOT_ID = "BZYBOTHED"
 TEAM = "T111"
+# The conversations the bot is a member of unless a test says otherwise: every channel,
+# DM and group DM the scenario tests ask in (FakeSlack.joined).
+MEMBER_CHANNELS = frozenset(
+    {
+        *("C111", "C222", "C333", "C999", "CHR", "CHELP", "C0HELP", "CBIKE", "CGENERAL"),
+        *("CESC", "CESCALATE", "CENG", "CALL", "CRANDOM", "CSHARED", "CGUEST"),
+        *("C1H9RESGL", "C04T3ACM40K", "G0MPIM4KB", "D111", "D222", "D123"),
+    }
+)
+# A method's required arguments, from its page at https://docs.slack.dev/reference/methods/
+# ("Required arguments"); chat.postMessage's channel has its own error (channel_not_found).
+REQUIRED = {
+    "chat.postEphemeral": ("channel", "user"),
+    "chat.update": ("channel", "ts"),
+    "chat.getPermalink": ("channel", "message_ts"),
+    "conversations.replies": ("channel", "ts"),
+    "conversations.history": ("channel",),
+    "conversations.members": ("channel",),
+    "conversations.info": ("channel",),
+    "users.info": ("user",),
+    "usergroups.users.list": ("usergroup",),
+    "views.open": ("trigger_id", "view"),
+    "views.publish": ("user_id", "view"),
+    "assistant.threads.setStatus": ("channel_id", "thread_ts", "status"),
+    "assistant.threads.setSuggestedPrompts": ("channel_id", "thread_ts", "prompts"),
+    "assistant.threads.setTitle": ("channel_id", "thread_ts", "title"),
+}
 
 
 def payload(name: str) -> Any:
@@ -98,6 +129,9 @@ class FakeSlack:
             "CESCALATE": [BOT_USER, "W333"],
         }
         self.usergroups: dict[str, list[str]] = {"S0EXPERTS": ["W444"]}
+        # What users.info says of a user, over the payload file's user made a member of
+        # TEAM (a guest: {"is_restricted": True}; another organisation's: {"team_id": …}).
+        self.users: dict[str, dict[str, Any]] = {}
         # What kind of conversation each channel is, when its id does not say (a group DM's
         # id starts with G or C, like a private or public channel's): see _kind.
         self.kinds: dict[str, str] = {}
@@ -105,6 +139,14 @@ class FakeSlack:
         self.expired_hooks: set[str] = set()
         # The bot token's scopes: what manifest.yml asks for, as installing it grants.
         self.granted: frozenset[str] = manifest_scopes()
+        # Where the bot is a member: chat.postEphemeral anywhere else is not_in_channel, so
+        # is chat.postMessage outside a public channel (chat:write.public covers those).
+        self.joined: set[str] = set(MEMBER_CHANNELS)
+        # The trigger_ids of the payloads SlackSender signed; views.open with any other is
+        # expired_trigger_id (a trigger lasts 3 seconds and is Slack's own).
+        self.triggers: set[str] = set()
+        # Channels shared with another organisation (Slack Connect): conversations.info.
+        self.shared: set[str] = set()
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -140,6 +182,18 @@ class FakeSlack:
     def script(self, method: str, *, status: int, body: dict[str, Any], **headers: str) -> None:
         """Answer the next call to `method` with this response (then back to normal)."""
         self.scripted[method].append(Scripted(status, body, headers))
+
+    def rate_limit(self, method: str, *, times: int = 1, retry_after: int = 1) -> None:
+        """Answer the next `times` calls to `method` as Slack does past its rate limit:
+        HTTP 429, `Retry-After` seconds, the `ratelimited` body
+        (https://docs.slack.dev/apis/web-api/rate-limits)."""
+        for _ in range(times):
+            self.script(
+                method,
+                status=429,
+                body=payload("web_error_ratelimited.body.json"),
+                **{"Retry-After": str(retry_after)},
+            )
 
     def script_after(self, method: str, *, status: int, body: dict[str, Any]) -> None:
         """Carry out the next call to `method` (post the message), then answer `status`."""
@@ -275,8 +329,9 @@ class FakeSlack:
             },
             "conversations.replies": self._replies,
             "conversations.history": self._history,
-            "users.info": lambda p: payload("web_users.info.json"),
+            "users.info": self._user,
             "conversations.members": self._members,
+            "conversations.info": self._info,
             "usergroups.users.list": self._usergroup,
             "views.open": lambda p: {"ok": True, "view": {"id": "V1", **p.get("view", {})}},
             "views.publish": lambda p: {"ok": True, "view": {"id": "V2", **p.get("view", {})}},
@@ -289,7 +344,13 @@ class FakeSlack:
                 "url": f"ws://127.0.0.1:{self.port}/link",
             },
         }
-        refused = _refusal(method, params) or self._unscoped(method, params)
+        refused = (
+            _missing(method, params)
+            or _refusal(method, params)
+            or self._unscoped(method, params)
+            or self._outside(method, params)
+            or self._expired_trigger(method, params)
+        )
         if refused:
             return refused
         answer = answers.get(method)
@@ -316,6 +377,30 @@ class FakeSlack:
             "needed": needed,
             "provided": ",".join(sorted(self.granted)),
         }
+
+    def _outside(self, method: str, p: dict[str, Any]) -> dict[str, Any] | None:
+        """not_in_channel, as Slack answers a post where the bot is not a member
+        (https://docs.slack.dev/reference/methods/chat.postEphemeral and chat.postMessage:
+        "not_in_channel"). chat.postMessage to a user id opens the app's DM with them, and
+        to a public channel needs only chat:write.public."""
+        if method not in ("chat.postMessage", "chat.postEphemeral"):
+            return None
+        channel = str(p.get("channel", ""))
+        if channel in self.joined:
+            return None
+        if method == "chat.postMessage" and (
+            channel[:1] in ("U", "W")
+            or (self._kind(channel) == "public_channel" and "chat:write.public" in self.granted)
+        ):
+            return None
+        return {"ok": False, "error": "not_in_channel"}
+
+    def _expired_trigger(self, method: str, p: dict[str, Any]) -> dict[str, Any] | None:
+        """expired_trigger_id for a trigger Slack never issued (or issued too long ago):
+        https://docs.slack.dev/reference/methods/views.open."""
+        if method not in ("views.open", "views.push") or p.get("trigger_id") in self.triggers:
+            return None
+        return {"ok": False, "error": "expired_trigger_id"}
 
     def _post(self, p: dict[str, Any]) -> dict[str, Any]:
         ts = self._next_ts()
@@ -392,6 +477,38 @@ class FakeSlack:
             "response_metadata": {"next_cursor": str(start + limit) if more else ""},
         }
 
+    def _info(self, p: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/conversations.info: the channel object's
+        kind and sharing flags (is_shared, is_ext_shared, is_org_shared)."""
+        channel, kind = str(p["channel"]), self._kind(str(p["channel"]))
+        shared = channel in self.shared
+        return {
+            "ok": True,
+            "channel": {
+                "id": channel,
+                "is_channel": kind == "public_channel",
+                "is_group": kind == "private_channel",
+                "is_im": kind == "im",
+                "is_mpim": kind == "mpim",
+                "is_private": kind != "public_channel",
+                "is_member": channel in self.joined,
+                "is_shared": shared,
+                "is_ext_shared": shared,
+                "is_org_shared": False,
+                "is_pending_ext_shared": False,
+            },
+        }
+
+    def _user(self, p: dict[str, Any]) -> dict[str, Any]:
+        """https://docs.slack.dev/reference/methods/users.info: `user` is required."""
+        if not p.get("user"):
+            return {"ok": False, "error": "user_not_found"}
+        body = payload("web_users.info.json")
+        body["user"] |= {"id": p["user"], "team_id": TEAM}
+        body["user"]["profile"]["team"] = TEAM
+        body["user"] |= self.users.get(p["user"], {})
+        return body
+
     def _members(self, p: dict[str, Any]) -> dict[str, Any]:
         """A channel's members, a page of `limit` at a time; the cursor is the next offset.
         https://docs.slack.dev/reference/methods/conversations.members"""
@@ -437,10 +554,20 @@ class Sent:
 class SlackSender:
     """Posts to /slack/events as Slack does: signed, with Slack's headers."""
 
-    def __init__(self, http: aiohttp.ClientSession, url: str, secret: str = SIGNING_SECRET):
+    def __init__(
+        self,
+        http: aiohttp.ClientSession,
+        url: str,
+        secret: str = SIGNING_SECRET,
+        *,
+        triggers: set[str] | None = None,
+    ):
         self.http = http
         self.url = url
         self.verifier = SignatureVerifier(secret)
+        # Where the trigger_ids of what it signs are recorded (FakeSlack.triggers), so the
+        # fake knows them as Slack knows the triggers it issued.
+        self.triggers = triggers
 
     async def raw(
         self,
@@ -464,15 +591,21 @@ class SlackSender:
         async with self.http.post(self.url, data=body.encode(), headers=headers) as response:
             return Sent(response.status, await response.text(), time.monotonic() - started)
 
+    def _issued(self, trigger_id: str | None) -> None:
+        if self.triggers is not None and trigger_id:
+            self.triggers.add(trigger_id)
+
     async def event(self, body: dict[str, Any], **kwargs: Any) -> Sent:
         return await self.raw(json.dumps(body), content_type="application/json", **kwargs)
 
     async def command(self, form: dict[str, str], **kwargs: Any) -> Sent:
+        self._issued(form.get("trigger_id"))
         return await self.raw(
             urlencode(form), content_type="application/x-www-form-urlencoded", **kwargs
         )
 
     async def interaction(self, body: dict[str, Any], **kwargs: Any) -> Sent:
+        self._issued(body.get("trigger_id"))
         return await self.raw(
             urlencode({"payload": json.dumps(body)}),
             content_type="application/x-www-form-urlencoded",
@@ -495,6 +628,18 @@ def manifest_scopes() -> frozenset[str]:
     """The bot scopes manifest.yml asks for."""
     manifest = yaml.safe_load((FIXTURES.parent.parent / "manifest.yml").read_text())
     return frozenset(manifest["oauth_config"]["scopes"]["bot"])
+
+
+def _missing(method: str, p: dict[str, Any]) -> dict[str, Any] | None:
+    """invalid_arguments naming the first required argument missing, as Slack answers."""
+    missing = [name for name in REQUIRED.get(method, ()) if p.get(name) is None]
+    if not missing:
+        return None
+    return {
+        "ok": False,
+        "error": "invalid_arguments",
+        "response_metadata": {"messages": [f"[ERROR] missing required field: {missing[0]}"]},
+    }
 
 
 def _refusal(method: str, p: dict[str, Any]) -> dict[str, Any] | None:

@@ -134,4 +134,9 @@ async def test_a_help_channel_question_the_documents_do_not_answer_gets_nothing(
         channel_message(question, ts="1700000105.000001", event_id="EvNoise", channel="CHELP")
     )
     await bot.idle()
-    assert [c.method for c in fake_slack.calls] == ["auth.test"]  # at start-up only
+    # auth.test at start-up, then who may read and who asks (bot/slack/gate.py); no post.
+    assert [c.method for c in fake_slack.calls] == [
+        "auth.test",
+        "conversations.info",
+        "users.info",
+    ]

@@ -68,6 +68,8 @@ async def test_kb_serve_answers_a_signed_mention_and_never_prints_a_token(
     assert process.returncode == 0, err.decode()
     printed = out.decode() + err.decode()
     assert "Slack app running: HTTP at" in printed
+    # No slack.toml: start-up says it is the default, and where everything is seen.
+    assert "slack.toml, so the default): members see every collection in: channels" in printed
     assert BOT_TOKEN not in printed and SIGNING_SECRET not in printed
     assert "HRLinks" not in printed  # no document or message text in the log
 
