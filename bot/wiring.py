@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from agent.answer import Answer, Answerer, StepCallback, Turn
+from agent.answer import Answer, Answerer, ClaimCallback, StepCallback, Turn
 from agent.grounding import GroundingVerifier
 from agent.language.questions import QuestionAnalyzer
 from agent.loop import AgentLoop, LoopOptions
@@ -299,10 +299,16 @@ class ActiveModelAnswerer:
         scope: ChunkFilter = NO_FILTER,
         origin: Mapping[str, str] | None = None,
         on_step: StepCallback | None = None,
+        on_claim: ClaimCallback | None = None,
     ) -> Answer:
         loop = self.runtime.answerer(await self.runtime.query_embedder())
         return await loop.answer(
-            question, history=history, scope=scope, origin=origin, on_step=on_step
+            question,
+            history=history,
+            scope=scope,
+            origin=origin,
+            on_step=on_step,
+            on_claim=on_claim,
         )
 
 
