@@ -367,6 +367,7 @@ def slack_options(settings: Settings) -> BotOptions:
         runs_per_workspace=settings.slack_runs_per_workspace,
         history_turns=settings.slack_history_turns,
         max_question_chars=settings.slack_max_question_chars,
+        stream_answers=settings.slack_stream,
     )
 
 

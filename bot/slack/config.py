@@ -163,3 +163,6 @@ class BotOptions:
     history_turns: int = 10
     # Longer questions get a polite "please shorten it" instead of a run (bounded work).
     max_question_chars: int = 4000
+    # Stream answers into threads (chat.startStream) where Slack allows it; a refusal
+    # falls back to the placeholder and chat.update.
+    stream_answers: bool = True

@@ -28,7 +28,8 @@ from bot.slack.predicates import (
     route,
     thread_of,
 )
-from bot.slack.replies import ThreadReply
+from bot.slack.replies import Reply, ThreadReply
+from bot.slack.streaming import StreamedReply
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog
 
@@ -98,15 +99,31 @@ class MessageDesk:
             grounded_only=decision is Route.ANSWER_IF_GROUNDED,
             delivery=key if followed else None,
         )
+        await self._conversation.run(asked, self._reply(asked, decision, key))
+
+    def _reply(self, asked: Asked, decision: Route, key: str) -> Reply:
+        """The answer's placeholder, replaced by chat.update; streamed where it can be (a
+        help channel's answer is never streamed: it may end up not posted at all)."""
+        placeholder = DeliveryTrail(self._deliveries, key).placeholder_posted
         reply = ThreadReply(
             self._client,
-            channel_id=channel,
-            thread_ts=thread_ts,
+            channel_id=asked.channel_id,
+            thread_ts=asked.thread_ts,
             show_progress=decision is Route.ANSWER,
-            on_placeholder=DeliveryTrail(self._deliveries, key).placeholder_posted,
+            on_placeholder=placeholder,
             post_key=key,
         )
-        await self._conversation.run(asked, reply)
+        if not (self._options.stream_answers and decision is Route.ANSWER and asked.thread_ts):
+            return reply
+        return StreamedReply(
+            self._client,
+            fallback=reply,
+            channel_id=asked.channel_id,
+            thread_ts=asked.thread_ts,
+            recipient_team_id=asked.team_id,
+            recipient_user_id=asked.user_id,
+            on_placeholder=placeholder,
+        )
 
     async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
         askers: frozenset[str] = frozenset()

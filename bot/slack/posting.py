@@ -56,7 +56,7 @@ class Poster:
 
     def __init__(self, client: AsyncWebClient, *, attempts: int = 4, backoff: float = 0.5):
         self._client = client
-        self._once = _without_blind_retries(client)
+        self._once = without_blind_retries(client)
         self._attempts = attempts
         self._backoff = backoff
 
@@ -151,7 +151,7 @@ class Poster:
         return messages
 
 
-def _without_blind_retries(client: AsyncWebClient) -> AsyncWebClient:
+def without_blind_retries(client: AsyncWebClient) -> AsyncWebClient:
     """The same client (token, URL, session, observers, 429 handling), minus the handlers
     that would resend a request Slack may already have carried out."""
     handlers = [

@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from agent.answer import Citation, Claim
 from bot.slack.blocks import SlackMessage, placeholder_message
 from bot.slack.loading import loading_messages
 from bot.slack.posting import Poster
@@ -45,6 +46,13 @@ class Reply(Protocol):
     async def failed(self, message: SlackMessage) -> None:
         """Replace whatever was shown with `message`."""
         ...
+
+
+@runtime_checkable
+class ClaimSink(Protocol):
+    """A reply that shows each verified claim as the agent hands it over (a stream)."""
+
+    async def claimed(self, claim: Claim, citation: Citation) -> None: ...
 
 
 class ThreadReply:
@@ -93,6 +101,13 @@ class ThreadReply:
         async with self._lock:
             self._done = True
             await self._show(message)
+
+    def adopt(self, ts: str) -> None:
+        """Take the message `ts` (a stopped stream, bot/slack/streaming.py) as the
+        placeholder: the answer replaces it, and later posts keep their keys."""
+        if self._ts is None:
+            self._ts = ts
+            self._posts.next()  # the placeholder's key, `<post_key>/0`
 
     async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
         if self._ts is None:

@@ -1,0 +1,200 @@
+"""Answers streamed into their thread (chat.startStream → appendStream → stopStream).
+
+The fake Web API streams like Slack when its `streaming` is on (and answers the methods
+`unknown_method` when off, as a Slack without them would). A streamed answer ends as the
+very message the placeholder path posts; a refused stream falls back to that path
+without a word of it to the asker; only claims that passed grounding are ever streamed;
+a 429 on an append is waited out.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from typing import Any
+
+import asyncpg
+
+from bot.slack.config import BotOptions
+from store.runs import RunRepository
+from tests.bot.slack.rig import BOT_USER, FakeSlack, SteppingAnswerer, mention
+
+QUESTION = "How do I request annual leave?"
+TWO_PARTS = "How do I request annual leave, and how do I book travel?"
+STREAM_CALLS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+CLAIM = re.compile(r"^- (?:\*\*.*?\*\* — )?“(.*)” \[(\d+)\]$", re.M)
+
+
+def streamed_text(fake: FakeSlack) -> str:
+    """Everything the bot streamed, in order."""
+    return "".join(
+        str(c.params.get("markdown_text") or "") for c in fake.calls if c.method in STREAM_CALLS
+    )
+
+
+def bot_messages(fake: FakeSlack, channel: str, thread_ts: str) -> list[dict[str, Any]]:
+    return [
+        m
+        for m in fake.messages[channel]
+        if m.get("user") == BOT_USER and m.get("thread_ts") == thread_ts
+    ]
+
+
+def without_run(blocks: Any, run_id: int) -> str:
+    return json.dumps(blocks).replace(f'"{run_id}"', '"RUN"').replace(f":{run_id}", ":RUN")
+
+
+async def test_a_streamed_answer_ends_as_the_message_the_placeholder_path_posts(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    plain = await start_bot(options=BotOptions(stream_answers=False))
+    await plain.sender.event(mention(QUESTION, ts="1700000100.000001", event_id="EvPlain"))
+    (posted,) = await fake_slack.wait_for("chat.update")
+    await plain.idle()
+    assert not [c for c in fake_slack.calls if c.method in STREAM_CALLS]
+
+    fake_slack.streaming = True
+    bot = await start_bot(options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000200.000001", event_id="EvStream"))
+    _, streamed = await fake_slack.wait_for("chat.update", count=2)
+    await bot.idle()
+
+    (start,) = fake_slack.calls_to("chat.startStream")
+    assert start.params["thread_ts"] == "1700000200.000001"
+    assert (start.params["recipient_team_id"], start.params["recipient_user_id"]) == (
+        "T111",
+        "W222",
+    )
+    (stop,) = fake_slack.calls_to("chat.stopStream")
+    assert fake_slack.calls.index(stop) < fake_slack.calls.index(streamed)
+    # The stream is the placeholder: nothing else was posted in its thread.
+    (message,) = bot_messages(fake_slack, "C111", "1700000200.000001")
+    assert message["ts"] == stop.params["ts"] == streamed.params["ts"]
+    assert message["streaming_state"] == "completed"
+    # ...and it ends as the placeholder path's answer: the same blocks, text, metadata.
+    first = posted.params["metadata"]["event_payload"]["run_id"]
+    second = message["metadata"]["event_payload"]["run_id"]
+    assert without_run(message["blocks"], second) == without_run(posted.params["blocks"], first)
+    assert message["text"] == posted.params["text"]
+    assert message["metadata"]["event_type"] == posted.params["metadata"]["event_type"]
+    assert "HRLinks" in json.dumps(message["blocks"])
+
+
+async def test_only_claims_that_passed_grounding_are_streamed(
+    start_bot, fake_slack: FakeSlack, pool: asyncpg.Pool
+) -> None:
+    fake_slack.streaming = True
+    bot = await start_bot(options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000300.000001", event_id="EvClaims"))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    run = await RunRepository(pool).get(answer.params["metadata"]["event_payload"]["run_id"])
+    assert run is not None and run.answer is not None
+    verified = {(c["quote"], c["citation"]["number"]) for c in run.answer["claims"]}
+    streamed = [(quote, int(number)) for quote, number in CLAIM.findall(streamed_text(fake_slack))]
+    assert streamed, "the claims are streamed before the answer replaces them"
+    assert set(streamed) <= verified
+    assert len(streamed) == len(verified)
+
+
+async def test_a_refused_stream_falls_back_to_the_placeholder_without_an_error(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    fake_slack.script(
+        "chat.startStream", status=200, body={"ok": False, "error": "channel_type_not_supported"}
+    )
+    bot = await start_bot(options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000400.000001", event_id="EvRefused"))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    assert len(fake_slack.calls_to("chat.startStream")) == 1
+    assert not fake_slack.calls_to("chat.appendStream") + fake_slack.calls_to("chat.stopStream")
+    (placeholder,) = fake_slack.calls_to("chat.postMessage")
+    assert placeholder.params["thread_ts"] == "1700000400.000001"
+    (message,) = bot_messages(fake_slack, "C111", "1700000400.000001")
+    assert message["ts"] == answer.params["ts"]
+    assert message["metadata"]["event_type"] == "kb_answer"
+    assert "HRLinks" in json.dumps(message["blocks"])
+    assert "wrong" not in message["text"].lower() and "error" not in message["text"].lower()
+
+
+async def test_a_slack_without_streams_gets_the_placeholder_and_the_answer(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    bot = await start_bot(options=BotOptions())  # the fake answers unknown_method
+    await bot.sender.event(mention(QUESTION, ts="1700000500.000001", event_id="EvOld"))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    (message,) = bot_messages(fake_slack, "C111", "1700000500.000001")
+    assert message["ts"] == answer.params["ts"]
+    assert "HRLinks" in json.dumps(message["blocks"])
+
+
+async def test_steps_are_streamed_at_most_every_300_ms_and_a_429_is_waited_out(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    fake_slack.script(
+        "chat.appendStream",
+        status=429,
+        body={"ok": False, "error": "ratelimited"},
+        **{"Retry-After": "0"},
+    )
+    stepping: list[SteppingAnswerer] = []
+
+    def answerer(runtime: Any) -> SteppingAnswerer:
+        stepping.append(SteppingAnswerer(runtime.answerer(), "Searching: annual leave"))
+        return stepping[0]
+
+    bot = await start_bot(answerer=answerer, options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000600.000001", event_id="EvSteps"))
+    # The 429, then the same append again once Retry-After has passed.
+    refused, appended = await fake_slack.wait_for("chat.appendStream", count=2)
+    assert refused.params == appended.params
+    assert "Searching: annual leave" in appended.params["markdown_text"]
+    stepping[0].gate.set()
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    (message,) = bot_messages(fake_slack, "C111", "1700000600.000001")
+    assert message["ts"] == answer.params["ts"] and "HRLinks" in json.dumps(message["blocks"])
+
+
+class PacedClaims:
+    """The real answerer, its claims then handed over as a slow reasoner would: the first,
+    then (once Slack has it) the rest in a burst."""
+
+    def __init__(self, inner: Any, fake: FakeSlack) -> None:
+        self.inner = inner
+        self.fake = fake
+
+    async def answer(self, question: str, *, on_claim: Any = None, **kwargs: Any) -> Any:
+        answer = await self.inner.answer(question, **kwargs)
+        assert on_claim is not None and len(answer.claims) >= 2
+        first, *rest = answer.claims
+        await on_claim(first, answer.citation(first.citation))
+        await self.fake.wait_for("chat.appendStream")
+        for claim in rest:
+            await on_claim(claim, answer.citation(claim.citation))
+        await self.fake.wait_for("chat.appendStream", count=2)
+        return answer
+
+
+async def test_claims_handed_over_in_a_burst_go_in_one_append_300_ms_after_the_last(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    bot = await start_bot(
+        answerer=lambda runtime: PacedClaims(runtime.answerer(), fake_slack), options=BotOptions()
+    )
+    await bot.sender.event(mention(TWO_PARTS, ts="1700000700.000001", event_id="EvBurst"))
+    await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    first, burst = fake_slack.calls_to("chat.appendStream")
+    assert len(CLAIM.findall(first.params["markdown_text"])) == 1
+    assert len(CLAIM.findall(burst.params["markdown_text"])) >= 1
+    assert burst.at - first.at >= 0.3
+    (start,) = fake_slack.calls_to("chat.startStream")
+    sent = [start.at, first.at, burst.at]
+    assert all(later - earlier >= 0.3 for earlier, later in itertools.pairwise(sent))
