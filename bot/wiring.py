@@ -444,6 +444,7 @@ def compose_slack(
             catalog=catalog,
             access=access.assistant,
             asked=AskedDocuments(pool),
+            stream=options.stream_answers,
         ),
         thread_context=StoredThreadContext(assistant_threads),
         escalations=EscalationDesk(

@@ -28,6 +28,7 @@ from bot.slack.mrkdwn import escape, shorten
 from bot.slack.notices import ASSISTANT_GREETING
 from bot.slack.predicates import message_key, question_text
 from bot.slack.replies import AssistantReply
+from bot.slack.streaming import StreamedReply
 from store.asked_documents import AskedDocuments, CitedDocument
 from store.catalog import Catalog, CollectionSummary
 from store.conversations import AssistantThreads
@@ -87,8 +88,10 @@ class AssistantDesk:
         catalog: Catalog,
         access: Access,
         asked: AskedDocuments | None = None,
+        stream: bool = True,
     ) -> None:
         self._asked = asked
+        self._stream = stream
         self._client = client
         self._conversation = conversation
         self._threads = threads
@@ -156,7 +159,20 @@ class AssistantDesk:
             delivery=key,
         )
         reply = AssistantReply(self._client, channel_id=channel, thread_ts=thread_ts, post_key=key)
-        await self._conversation.run(asked, reply)
+        if not self._stream:
+            await self._conversation.run(asked, reply)
+            return
+        # The claims are streamed into the thread; the status keeps showing the steps.
+        streamed = StreamedReply(
+            self._client,
+            fallback=reply,
+            channel_id=channel,
+            thread_ts=thread_ts,
+            recipient_team_id=team_id,
+            recipient_user_id=asked.user_id,
+            progress=False,
+        )
+        await self._conversation.run(asked, streamed)
 
 
 def _title(question: str) -> str:

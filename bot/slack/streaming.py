@@ -6,13 +6,15 @@ over (only claims that passed grounding: agent/answer.py `ClaimCallback`) are ap
 at most one append per `interval` seconds; what arrives in between waits and goes in the
 next append. At the answer the stream is stopped with whatever still waits, then the
 message is rewritten with chat.update to exactly what the non-streamed path shows (the
-same blocks, Sources, buttons and metadata, through the wrapped `ThreadReply`):
+same blocks, Sources, buttons and metadata, through the wrapped `ThreadReply`, or in the
+assistant panel the `AssistantReply`):
 stopStream draws its `blocks` *below* the streamed text, so they could only repeat the
 claims or keep the progress lines in the answer for good.
 
 Where Slack refuses to stream (chat.startStream answers an error or does not answer: an
 old workspace, a kind of conversation it does not stream to), the reply is the
-`ThreadReply` it wraps, placeholder and chat.update, and the asker sees no error. An
+reply it wraps (placeholder and chat.update; the panel's post), and the asker sees no
+error. An
 append that fails (the stream expired, rate limits outlasting the retries) ends the
 appending; the answer still replaces the message at the end.
 
@@ -26,6 +28,7 @@ import asyncio
 import logging
 import time
 from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -35,7 +38,7 @@ from agent.answer import Citation, Claim
 from bot.slack.blocks import SlackMessage, placeholder_message
 from bot.slack.mrkdwn import excerpt
 from bot.slack.posting import without_blind_retries
-from bot.slack.replies import Metadata, ThreadReply
+from bot.slack.replies import Metadata, Reply
 
 log = logging.getLogger(__name__)
 
@@ -61,20 +64,32 @@ def claim_line(claim: Claim, citation: Citation) -> str:
     return f"- {quote}\n"
 
 
+class Adopting(Reply, Protocol):
+    """A reply that can take a stopped stream's message as its own (replies.py)."""
+
+    def adopt(self, ts: str) -> None: ...
+
+
 class StreamedReply:
-    """A `ThreadReply` whose placeholder is a Slack stream, where Slack allows one."""
+    """A reply whose placeholder is a Slack stream, where Slack allows one.
+
+    With `progress` (a thread) the stream starts at the first sign of work and carries the
+    steps; without (the assistant panel, whose status shows the steps) it starts with the
+    first claim, and the steps go to the wrapped reply.
+    """
 
     def __init__(
         self,
         client: AsyncWebClient,
         *,
-        fallback: ThreadReply,
+        fallback: Adopting,
         channel_id: str,
         thread_ts: str,
         recipient_team_id: str,
         recipient_user_id: str,
         on_placeholder: Callable[[str], Awaitable[None]] | None = None,
         interval: float = APPEND_INTERVAL,
+        progress: bool = True,
     ) -> None:
         self._client = client
         self._once = without_blind_retries(client)
@@ -85,6 +100,7 @@ class StreamedReply:
         # Told the stream's ts once it is up, so a restart can find and replace it.
         self._on_placeholder = on_placeholder
         self._interval = interval
+        self._progress = progress
         self._ts: str | None = None
         self._refused = False
         self._appending = True
@@ -95,19 +111,24 @@ class StreamedReply:
         self._lock = asyncio.Lock()
 
     async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
-        async with self._lock:
-            if not self._refused:
-                line = progress_line(step=step, queue_position=queue_position)
-                if self._ts is None and not self._done:
-                    await self._start(line)
-                else:
-                    self._wait(line)
-        if self._refused:
+        if self._progress:
+            async with self._lock:
+                if not self._refused:
+                    await self._show(progress_line(step=step, queue_position=queue_position))
+        if self._refused or not self._progress:
             await self._fallback.working(step=step, queue_position=queue_position)
 
     async def claimed(self, claim: Claim, citation: Citation) -> None:
         async with self._lock:
-            self._wait(claim_line(claim, citation))
+            if not self._refused:
+                await self._show(claim_line(claim, citation))
+
+    async def _show(self, line: str) -> None:
+        """Start the stream with `line`, or queue it for the next append."""
+        if self._ts is None and not self._done:
+            await self._start(line)
+        else:
+            self._wait(line)
 
     async def answered(self, messages: Sequence[SlackMessage], *, metadata: Metadata) -> str | None:
         await self._end(keep_waiting=True)

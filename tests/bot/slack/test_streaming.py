@@ -18,7 +18,7 @@ import asyncpg
 
 from bot.slack.config import BotOptions
 from store.runs import RunRepository
-from tests.bot.slack.rig import BOT_USER, FakeSlack, SteppingAnswerer, mention
+from tests.bot.slack.rig import BOT_USER, FakeSlack, SteppingAnswerer, mention, payload
 
 QUESTION = "How do I request annual leave?"
 TWO_PARTS = "How do I request annual leave, and how do I book travel?"
@@ -198,3 +198,40 @@ async def test_claims_handed_over_in_a_burst_go_in_one_append_300_ms_after_the_l
     (start,) = fake_slack.calls_to("chat.startStream")
     sent = [start.at, first.at, burst.at]
     assert all(later - earlier >= 0.3 for earlier, later in itertools.pairwise(sent))
+
+
+async def test_the_assistant_panel_streams_the_claims_and_keeps_its_status_for_the_steps(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    bot = await start_bot(options=BotOptions())
+    await bot.sender.event(assistant_started())
+    await bot.idle()
+    await bot.sender.event(assistant_message(QUESTION, ts="1726133800.1"))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    assert fake_slack.calls_to("assistant.threads.setStatus")
+    (start,) = fake_slack.calls_to("chat.startStream")
+    assert CLAIM.search(start.params["markdown_text"]), "the stream opens with a claim"
+    (stop,) = fake_slack.calls_to("chat.stopStream")
+    thread = str(start.params["thread_ts"])
+    streamed = [m for m in bot_messages(fake_slack, "D111", thread) if "streaming_state" in m]
+    (message,) = streamed
+    assert message["ts"] == stop.params["ts"] == answer.params["ts"]
+    assert message["metadata"]["event_type"] == "kb_answer"
+    assert "HRLinks" in json.dumps(message["blocks"])
+    # The greeting is the only message posted: the answer is the stream, replaced.
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1
+
+
+def assistant_started() -> dict[str, Any]:
+    body = payload("event_assistant_thread_started.json")
+    body["event_id"] = "EvStarted"
+    return body
+
+
+def assistant_message(text: str, *, ts: str) -> dict[str, Any]:
+    body = payload("event_message_im_in_thread.json")
+    body["event_id"] = f"Ev{ts}"
+    body["event"] |= {"text": text, "ts": ts, "event_ts": ts}
+    return body
