@@ -235,3 +235,30 @@ def assistant_message(text: str, *, ts: str) -> dict[str, Any]:
     body["event_id"] = f"Ev{ts}"
     body["event"] |= {"text": text, "ts": ts, "event_ts": ts}
     return body
+
+
+async def test_a_stream_slack_expired_mid_answer_is_still_replaced_by_the_answer(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    expired = {"ok": False, "error": "message_not_in_streaming_state"}
+    fake_slack.script("chat.appendStream", status=200, body=expired)
+    fake_slack.script("chat.stopStream", status=200, body=expired)
+    stepping: list[SteppingAnswerer] = []
+
+    def answerer(runtime: Any) -> SteppingAnswerer:
+        stepping.append(SteppingAnswerer(runtime.answerer(), "Searching: annual leave"))
+        return stepping[0]
+
+    bot = await start_bot(answerer=answerer, options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000800.000001", event_id="EvExpired"))
+    await fake_slack.wait_for("chat.appendStream")
+    stepping[0].gate.set()
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    assert len(fake_slack.calls_to("chat.appendStream")) == 1  # no more appends once refused
+    (message,) = bot_messages(fake_slack, "C111", "1700000800.000001")
+    assert message["ts"] == answer.params["ts"]
+    assert message["metadata"]["event_type"] == "kb_answer"
+    assert "HRLinks" in json.dumps(message["blocks"])
+    assert not fake_slack.calls_to("chat.postMessage")
