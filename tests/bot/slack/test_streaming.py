@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 import asyncpg
+import pytest
 
 from bot.slack.config import BotOptions
 from store.runs import RunRepository
@@ -262,3 +263,28 @@ async def test_a_stream_slack_expired_mid_answer_is_still_replaced_by_the_answer
     assert message["metadata"]["event_type"] == "kb_answer"
     assert "HRLinks" in json.dumps(message["blocks"])
     assert not fake_slack.calls_to("chat.postMessage")
+
+
+@pytest.mark.parametrize("refused", [False, True], ids=["streamed", "refused"])
+async def test_socket_mode_streams_and_falls_back_as_http_does(
+    start_socket_bot, fake_slack: FakeSlack, refused: bool
+) -> None:
+    fake_slack.streaming = True
+    if refused:
+        fake_slack.script(
+            "chat.startStream", status=200, body={"ok": False, "error": "missing_recipient_team_id"}
+        )
+    services = await start_socket_bot(options=BotOptions())
+    envelope = payload("socket_mode_envelope_events_api_app_mention.json")
+    envelope["payload"]["event"]["text"] = f"<@W111> {QUESTION}"
+    await fake_slack.send_socket(envelope)
+    await fake_slack.wait_socket_ack(envelope["envelope_id"])
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await services.tasks.wait_idle()
+    event = envelope["payload"]["event"]
+    (message,) = bot_messages(fake_slack, event["channel"], event["ts"])
+    assert message["ts"] == answer.params["ts"]
+    assert message["metadata"]["event_type"] == "kb_answer"
+    assert "HRLinks" in json.dumps(message["blocks"])
+    assert len(fake_slack.calls_to("chat.postMessage")) == (1 if refused else 0)
+    assert len(fake_slack.calls_to("chat.stopStream")) == (0 if refused else 1)
