@@ -20,6 +20,8 @@ appending; the answer still replaces the message at the end.
 
 chat.startStream is sent without the client's blind 5xx retries (posting.py): a retry
 could open a second stream. A stream Slack opened but did not confirm is left to expire.
+Nor does it wait out a 429 (a burst of questions can outrun the method's rate limit,
+lower than appendStream's Tier 4): the asker gets the placeholder at once instead.
 """
 
 from __future__ import annotations
@@ -92,7 +94,8 @@ class StreamedReply:
         progress: bool = True,
     ) -> None:
         self._client = client
-        self._once = without_blind_retries(client)
+        # A 429 on chat.startStream is not waited out: the placeholder goes up now.
+        self._once = without_blind_retries(client, nor_429s=True)
         self._fallback = fallback
         self._channel = channel_id
         self._thread_ts = thread_ts

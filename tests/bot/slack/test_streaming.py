@@ -288,3 +288,24 @@ async def test_socket_mode_streams_and_falls_back_as_http_does(
     assert "HRLinks" in json.dumps(message["blocks"])
     assert len(fake_slack.calls_to("chat.postMessage")) == (1 if refused else 0)
     assert len(fake_slack.calls_to("chat.stopStream")) == (0 if refused else 1)
+
+
+async def test_a_429_on_starting_the_stream_puts_the_placeholder_up_at_once(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    fake_slack.script(
+        "chat.startStream",
+        status=429,
+        body={"ok": False, "error": "ratelimited"},
+        **{"Retry-After": "30"},
+    )
+    bot = await start_bot(options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000900.000001", event_id="EvBusy"))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    assert len(fake_slack.calls_to("chat.startStream")) == 1  # not tried again after 30 s
+    (placeholder,) = fake_slack.calls_to("chat.postMessage")
+    assert placeholder.params["thread_ts"] == "1700000900.000001"
+    (message,) = bot_messages(fake_slack, "C111", "1700000900.000001")
+    assert message["ts"] == answer.params["ts"] and "HRLinks" in json.dumps(message["blocks"])
