@@ -5,7 +5,9 @@ A run (`_Run`) is three parts sharing one state: the search driver
 stop reason), the answer builder (agent/answer_builder.py: the reasoner's claims, each
 quote verified against its chunk as stored through the one grounding gate,
 agent/claim_grounding.py; what fails is dropped and counted) and the run recorder
-(agent/run_recorder.py: the steps, their timings, the outcome stored). Every decision
+(agent/run_recorder.py: the steps, their timings, the outcome stored; `on_step` is told
+each step and `on_claim` each claim that passed grounding, before the run is stored, so
+Slack can stream them). Every decision
 goes through agent/decisions.py: when a reasoner is unavailable (ReasonerUnavailable)
 the decision is retried with the fallback reasoner, which then runs the rest of the run;
 the trace says so.
