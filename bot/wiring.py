@@ -434,7 +434,11 @@ def compose_slack(
             options=options,
         ),
         commands=CommandDesk(
-            client=client, conversation=conversation, access=access, deliveries=deliveries
+            client=client,
+            conversation=conversation,
+            access=access,
+            deliveries=deliveries,
+            stream=options.stream_answers,
         ),
         assistant=AssistantDesk(
             client=client,

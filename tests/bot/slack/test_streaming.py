@@ -19,7 +19,14 @@ import pytest
 
 from bot.slack.config import BotOptions
 from store.runs import RunRepository
-from tests.bot.slack.rig import BOT_USER, FakeSlack, SteppingAnswerer, mention, payload
+from tests.bot.slack.rig import (
+    BOT_USER,
+    FakeSlack,
+    SteppingAnswerer,
+    mention,
+    payload,
+    slash_command,
+)
 
 QUESTION = "How do I request annual leave?"
 TWO_PARTS = "How do I request annual leave, and how do I book travel?"
@@ -309,3 +316,21 @@ async def test_a_429_on_starting_the_stream_puts_the_placeholder_up_at_once(
     assert placeholder.params["thread_ts"] == "1700000900.000001"
     (message,) = bot_messages(fake_slack, "C111", "1700000900.000001")
     assert message["ts"] == answer.params["ts"] and "HRLinks" in json.dumps(message["blocks"])
+
+
+async def test_kb_streams_its_answer_into_the_thread_of_the_posted_question(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    bot = await start_bot(options=BotOptions())
+    await bot.sender.command(slash_command(QUESTION, response_url=fake_slack.hook_url()))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    (question,) = fake_slack.calls_to("chat.postMessage")  # no placeholder: the stream is
+    assert question.params["metadata"]["event_type"] == "kb_question"
+    asked_ts = fake_slack.messages["C111"][0]["ts"]
+    (start,) = fake_slack.calls_to("chat.startStream")
+    assert start.params["thread_ts"] == asked_ts and start.params["recipient_user_id"] == "W222"
+    (message,) = bot_messages(fake_slack, "C111", asked_ts)
+    assert message["ts"] == answer.params["ts"] and "HRLinks" in json.dumps(message["blocks"])
+    assert message["metadata"]["event_type"] == "kb_answer"
