@@ -334,3 +334,33 @@ async def test_kb_streams_its_answer_into_the_thread_of_the_posted_question(
     (message,) = bot_messages(fake_slack, "C111", asked_ts)
     assert message["ts"] == answer.params["ts"] and "HRLinks" in json.dumps(message["blocks"])
     assert message["metadata"]["event_type"] == "kb_answer"
+
+
+async def test_a_dm_thread_is_streamed_and_a_top_level_dm_keeps_its_placeholder(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    bot = await start_bot(options=BotOptions())
+    threaded = payload("event_message_im_in_thread.json")
+    threaded["event"]["text"] = QUESTION
+    await bot.sender.event(threaded)
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    (start,) = fake_slack.calls_to("chat.startStream")
+    assert (start.params["channel"], start.params["thread_ts"]) == (
+        "D111",
+        threaded["event"]["thread_ts"],
+    )
+    assert answer.params["ts"] == fake_slack.calls_to("chat.stopStream")[0].params["ts"]
+    assert not fake_slack.calls_to("chat.postMessage")
+
+    top = payload("event_message_im_in_thread.json")
+    top["event_id"] = "EvTopDm"
+    top["event"] |= {"text": QUESTION, "ts": "1700001000.000001", "event_ts": "1700001000.000001"}
+    del top["event"]["thread_ts"], top["event"]["parent_user_id"]
+    await bot.sender.event(top)
+    await fake_slack.wait_for("chat.update", count=2)
+    await bot.idle()
+    assert len(fake_slack.calls_to("chat.startStream")) == 1  # no thread: nothing to stream in
+    (placeholder,) = fake_slack.calls_to("chat.postMessage")
+    assert placeholder.params["channel"] == "D111" and "thread_ts" not in placeholder.params
