@@ -394,6 +394,7 @@ def compose_slack(
     from bot.slack.queue import WorkspaceQueue
     from bot.slack.services import SlackServices
     from bot.slack.slash import CommandDesk
+    from bot.slack.streaming import Streams
     from bot.slack.tasks import BackgroundTasks
     from bot.slack.threads import ThreadHistory
     from bot.slack.trace import TraceDesk
@@ -408,6 +409,7 @@ def compose_slack(
     metrics = metrics or Metrics()
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
     metrics.watch_queue(queue.depth)
+    streams = Streams(client, enabled=options.stream_answers)
     conversation = Conversation(
         answerer=answerer,
         runs=runs,
@@ -432,13 +434,14 @@ def compose_slack(
             deliveries=deliveries,
             access=access,
             options=options,
+            streams=streams,
         ),
         commands=CommandDesk(
             client=client,
             conversation=conversation,
             access=access,
             deliveries=deliveries,
-            stream=options.stream_answers,
+            streams=streams,
         ),
         assistant=AssistantDesk(
             client=client,
@@ -448,7 +451,7 @@ def compose_slack(
             catalog=catalog,
             access=access.assistant,
             asked=AskedDocuments(pool),
-            stream=options.stream_answers,
+            streams=streams,
         ),
         thread_context=StoredThreadContext(assistant_threads),
         escalations=EscalationDesk(

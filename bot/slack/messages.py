@@ -29,7 +29,7 @@ from bot.slack.predicates import (
     thread_of,
 )
 from bot.slack.replies import Reply, ThreadReply
-from bot.slack.streaming import StreamedReply
+from bot.slack.streaming import Streams
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog
 
@@ -48,8 +48,10 @@ class MessageDesk:
         deliveries: DeliveryLog,
         access: AccessPolicy,
         options: BotOptions,
+        streams: Streams | None = None,
     ) -> None:
         self._client = client
+        self._streams = streams
         self._conversation = conversation
         self._conversations = conversations
         self._deliveries = deliveries
@@ -113,15 +115,14 @@ class MessageDesk:
             on_placeholder=placeholder,
             post_key=key,
         )
-        if not (self._options.stream_answers and decision is Route.ANSWER and asked.thread_ts):
+        if self._streams is None or decision is not Route.ANSWER:
             return reply
-        return StreamedReply(
-            self._client,
-            fallback=reply,
+        return self._streams.reply(
+            reply,
             channel_id=asked.channel_id,
             thread_ts=asked.thread_ts,
-            recipient_team_id=asked.team_id,
-            recipient_user_id=asked.user_id,
+            team_id=asked.team_id,
+            user_id=asked.user_id,
             on_placeholder=placeholder,
         )
 

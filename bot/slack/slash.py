@@ -29,7 +29,7 @@ from bot.slack.notices import NOT_IN_CHANNEL, asked_on_behalf
 from bot.slack.posting import Poster
 from bot.slack.predicates import command_question_key
 from bot.slack.replies import EphemeralReply, Reply, ThreadReply
-from bot.slack.streaming import StreamedReply
+from bot.slack.streaming import Streams
 from bot.slack.threads import question_metadata
 from store.deliveries import DeliveryLog
 
@@ -46,10 +46,10 @@ class CommandDesk:
         conversation: Conversation,
         access: AccessPolicy,
         deliveries: DeliveryLog,
-        stream: bool = True,
+        streams: Streams | None = None,
     ) -> None:
         self._client = client
-        self._stream = stream
+        self._streams = streams
         self._poster = Poster(client)
         self._conversation = conversation
         self._access = access
@@ -107,14 +107,13 @@ class CommandDesk:
             post_key=key,
         )
         reply: Reply = placeholder
-        if self._stream:  # the answer streams into the question's thread, where it can
-            reply = StreamedReply(
-                self._client,
-                fallback=placeholder,
+        if self._streams is not None:  # the answer streams into the question's thread
+            reply = self._streams.reply(
+                placeholder,
                 channel_id=channel,
                 thread_ts=thread_ts,
-                recipient_team_id=asked.team_id,
-                recipient_user_id=user,
+                team_id=asked.team_id,
+                user_id=user,
                 on_placeholder=trail.placeholder_posted,
             )
         await self._conversation.run(_in_thread(asked, thread_ts), reply)

@@ -49,6 +49,8 @@ APPEND_INTERVAL = 0.3
 _STEP_CHARS = 300
 _QUOTE_CHARS = 2000
 _FAILURES = (SlackApiError, aiohttp.ClientError, OSError, TimeoutError)
+# What a Slack without message streams answers: no point asking again.
+_NO_STREAMS = frozenset({"unknown_method"})
 
 
 def progress_line(*, step: str | None = None, queue_position: int | None = None) -> str:
@@ -92,6 +94,7 @@ class StreamedReply:
         on_placeholder: Callable[[str], Awaitable[None]] | None = None,
         interval: float = APPEND_INTERVAL,
         progress: bool = True,
+        on_refused: Callable[[str], None] | None = None,
     ) -> None:
         self._client = client
         # A 429 on chat.startStream is not waited out: the placeholder goes up now.
@@ -104,6 +107,7 @@ class StreamedReply:
         self._on_placeholder = on_placeholder
         self._interval = interval
         self._progress = progress
+        self._on_refused = on_refused  # told Slack's error when it refuses to stream
         self._ts: str | None = None
         self._refused = False
         self._appending = True
@@ -153,6 +157,8 @@ class StreamedReply:
         except _FAILURES as exc:
             self._refused = True
             log.info("no stream here (%s): a placeholder instead", _reason(exc))
+            if self._on_refused is not None:
+                self._on_refused(_reason(exc))
             return
         self._ts = str(response["ts"])
         self._last_append = time.monotonic()
@@ -204,6 +210,47 @@ class StreamedReply:
             except _FAILURES as exc:
                 log.info("could not stop the stream (%s); replacing it anyway", _reason(exc))
             self._fallback.adopt(self._ts)
+
+
+class Streams:
+    """Where answers stream: in a thread, unless streaming is off (KB_SLACK_STREAM=false)
+    or this Slack has shown it has no streams (`unknown_method`), after which no question
+    spends a failing call finding that out again. Built once by the composition root."""
+
+    def __init__(self, client: AsyncWebClient, *, enabled: bool = True) -> None:
+        self._client = client
+        self._enabled = enabled
+
+    def reply(
+        self,
+        fallback: Adopting,
+        *,
+        channel_id: str,
+        thread_ts: str | None,
+        team_id: str,
+        user_id: str,
+        on_placeholder: Callable[[str], Awaitable[None]] | None = None,
+        progress: bool = True,
+    ) -> Reply:
+        """`fallback` streamed where it can be, else `fallback` itself."""
+        if not self._enabled or not thread_ts:
+            return fallback
+        return StreamedReply(
+            self._client,
+            fallback=fallback,
+            channel_id=channel_id,
+            thread_ts=thread_ts,
+            recipient_team_id=team_id,
+            recipient_user_id=user_id,
+            on_placeholder=on_placeholder,
+            progress=progress,
+            on_refused=self._refused,
+        )
+
+    def _refused(self, error: str) -> None:
+        if error in _NO_STREAMS and self._enabled:
+            self._enabled = False
+            log.info("this Slack has no message streams (%s): placeholders from now on", error)
 
 
 def _reason(exc: Exception) -> str:

@@ -364,3 +364,28 @@ async def test_a_dm_thread_is_streamed_and_a_top_level_dm_keeps_its_placeholder(
     assert len(fake_slack.calls_to("chat.startStream")) == 1  # no thread: nothing to stream in
     (placeholder,) = fake_slack.calls_to("chat.postMessage")
     assert placeholder.params["channel"] == "D111" and "thread_ts" not in placeholder.params
+
+
+async def test_a_slack_without_streams_is_asked_once_not_on_every_question(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    bot = await start_bot(options=BotOptions())  # the fake answers unknown_method
+    for n in range(2):
+        body = mention(QUESTION, ts=f"1700001100.00000{n}", event_id=f"EvNoStreams{n}")
+        await bot.sender.event(body)
+        await fake_slack.wait_for("chat.update", count=n + 1)
+        await bot.idle()
+    assert len(fake_slack.calls_to("chat.startStream")) == 1
+    assert len(fake_slack.calls_to("chat.postMessage")) == 2  # two placeholders, two answers
+
+
+async def test_kb_slack_stream_false_never_tries_to_stream(
+    start_bot, fake_slack: FakeSlack
+) -> None:
+    fake_slack.streaming = True
+    bot = await start_bot(options=BotOptions(stream_answers=False))
+    await bot.sender.event(mention(QUESTION, ts="1700001200.000001", event_id="EvOff"))
+    await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    assert not [c for c in fake_slack.calls if c.method in STREAM_CALLS]
+    assert len(fake_slack.calls_to("chat.postMessage")) == 1
