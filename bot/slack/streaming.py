@@ -193,11 +193,14 @@ class StreamedReply:
 
     async def _end(self, *, keep_waiting: bool) -> None:
         """Stop the stream (with what still waits, unless the run failed) and hand its
-        message to the `ThreadReply`, whose answer or failure line replaces it."""
+        message to the wrapped reply, whose answer or failure line replaces it. Once ended,
+        a late step or claim starts nothing."""
         async with self._lock:
-            if self._ts is None or self._done:
+            if self._done:
                 return
             self._done = True
+            if self._ts is None:
+                return
             if self._flush is not None:
                 self._flush.cancel()
                 self._flush = None

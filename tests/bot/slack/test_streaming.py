@@ -16,10 +16,15 @@ from typing import Any
 
 import asyncpg
 import pytest
+from slack_sdk.web.async_client import AsyncWebClient
 
+from bot.slack.blocks import too_long_message
 from bot.slack.config import BotOptions
+from bot.slack.replies import ThreadReply
+from bot.slack.streaming import StreamedReply
 from store.runs import RunRepository
 from tests.bot.slack.rig import (
+    BOT_TOKEN,
     BOT_USER,
     FakeSlack,
     SteppingAnswerer,
@@ -389,3 +394,25 @@ async def test_kb_slack_stream_false_never_tries_to_stream(
     await bot.idle()
     assert not [c for c in fake_slack.calls if c.method in STREAM_CALLS]
     assert len(fake_slack.calls_to("chat.postMessage")) == 1
+
+
+async def test_a_step_that_comes_after_the_reply_ended_starts_no_stream(
+    fake_slack: FakeSlack,
+) -> None:
+    fake_slack.streaming = True
+    client = AsyncWebClient(token=BOT_TOKEN, base_url=fake_slack.base_url)
+    thread = "1700001300.000001"
+    placeholder = ThreadReply(client, channel_id="C111", thread_ts=thread)
+    reply = StreamedReply(
+        client,
+        fallback=placeholder,
+        channel_id="C111",
+        thread_ts=thread,
+        recipient_team_id="T111",
+        recipient_user_id="W222",
+    )
+    await reply.failed(too_long_message(length=5000, limit=4000))  # before any work began
+    await reply.working(step="Searching: annual leave")
+    assert not [c for c in fake_slack.calls if c.method in STREAM_CALLS]
+    (line,) = fake_slack.calls_to("chat.postMessage")
+    assert line.params["thread_ts"] == thread
