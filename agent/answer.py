@@ -190,6 +190,10 @@ class Turn:
 StepCallback = Callable[[str], Awaitable[None]]
 """Told, in a few plain words, which step a run is on ("Searching: annual leave")."""
 
+ClaimCallback = Callable[[Claim, Citation], Awaitable[None]]
+"""Handed each claim that passed grounding, with its citation, as soon as the run has it
+and before the answer is returned (Slack streams them); never an unverified draft."""
+
 
 class Answerer(Protocol):
     """What the bot and the CLI call to answer a question."""
@@ -202,6 +206,7 @@ class Answerer(Protocol):
         scope: ChunkFilter = NO_FILTER,
         origin: Mapping[str, str] | None = None,
         on_step: StepCallback | None = None,
+        on_claim: ClaimCallback | None = None,
     ) -> Answer:
         """Answer `question`; `origin` (channel, thread, user ids) is stored with the run."""
         ...

@@ -5,7 +5,9 @@ A run (`_Run`) is three parts sharing one state: the search driver
 stop reason), the answer builder (agent/answer_builder.py: the reasoner's claims, each
 quote verified against its chunk as stored through the one grounding gate,
 agent/claim_grounding.py; what fails is dropped and counted) and the run recorder
-(agent/run_recorder.py: the steps, their timings, the outcome stored). Every decision
+(agent/run_recorder.py: the steps, their timings, the outcome stored; `on_step` is told
+each step and `on_claim` each claim that passed grounding, before the run is stored, so
+Slack can stream them). Every decision
 goes through agent/decisions.py: when a reasoner is unavailable (ReasonerUnavailable)
 the decision is retried with the fallback reasoner, which then runs the rest of the run;
 the trace says so.
@@ -20,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from agent.answer import Answer, StepCallback, Turn
+from agent.answer import Answer, ClaimCallback, StepCallback, Turn
 from agent.answer_builder import AnswerBuilder
 from agent.decisions import Decisions
 from agent.errors import note_run
@@ -89,6 +91,7 @@ class AgentLoop:
         scope: ChunkFilter = NO_FILTER,
         origin: Mapping[str, str] | None = None,
         on_step: StepCallback | None = None,
+        on_claim: ClaimCallback | None = None,
     ) -> Answer:
         run_id = None
         if self._runs is not None:
@@ -101,7 +104,7 @@ class AgentLoop:
                     reasoner=self._reasoner.name,
                 )
             )
-        run = _Run(self, question, history, scope, on_step)
+        run = _Run(self, question, history, scope, on_step, on_claim)
         started = time.perf_counter()
         try:
             answer = await run.execute()
@@ -138,13 +141,14 @@ class _Run:
         history: Sequence[Turn],
         scope: ChunkFilter,
         on_step: StepCallback | None,
+        on_claim: ClaimCallback | None = None,
     ) -> None:
         options = loop._options
         goal = Goal(question, question, compress(history, budget_words=options.history_words))
         self.state = AgentState(
             goal=dataclasses.replace(goal, scope=scope), max_steps=options.max_steps
         )
-        self.recorder = RunRecorder(self.state, on_step)
+        self.recorder = RunRecorder(self.state, on_step, on_claim)
         self.decisions = Decisions(loop._reasoner, loop._fallback, self.recorder)
         self.driver = SearchDriver(
             state=self.state,
@@ -165,6 +169,11 @@ class _Run:
         )
 
     async def execute(self) -> Answer:
+        answer = await self._answer()
+        await self.recorder.hand_over(answer)
+        return answer
+
+    async def _answer(self) -> Answer:
         state, decide = self.state, self.decisions.decide
         await self.recorder.tell("Reading the question")
         route = await decide("route", state.goal.question, lambda r: r.route(state.goal))

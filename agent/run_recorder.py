@@ -11,15 +11,21 @@ import dataclasses
 import time
 from typing import Any
 
-from agent.answer import Answer, StepCallback
+from agent.answer import Answer, ClaimCallback, StepCallback
 from agent.state import ActionRecord, AgentState
 from store.runs import RunOutcome
 
 
 class RunRecorder:
-    def __init__(self, state: AgentState, on_step: StepCallback | None) -> None:
+    def __init__(
+        self,
+        state: AgentState,
+        on_step: StepCallback | None,
+        on_claim: ClaimCallback | None = None,
+    ) -> None:
         self.state = state
         self._on_step = on_step
+        self._on_claim = on_claim
         # What grounding kept and dropped, stored as the run's `verification`; statements
         # written and dropped for saying more than their quote (agent/claim_grounding).
         self.verification: dict[str, Any] = {
@@ -38,6 +44,13 @@ class RunRecorder:
     async def tell(self, words: str) -> None:
         if self._on_step is not None:
             await self._on_step(words)
+
+    async def hand_over(self, answer: Answer) -> None:
+        """Hand each of the answer's claims (all of them passed grounding) to `on_claim`."""
+        if self._on_claim is None:
+            return
+        for claim in answer.claims:
+            await self._on_claim(claim, answer.citation(claim.citation))
 
     def timings(self) -> dict[str, float]:
         timings: dict[str, float] = {}

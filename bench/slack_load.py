@@ -10,7 +10,10 @@ question in its own thread), C at a time, and measures:
   p99 < 250 ms while answers are being computed;
 - answers posted: every thread gets exactly one answer (a `chat.update` carrying the
   `kb_answer` metadata), none twice, none missing;
-- total time from the first event to the last answer.
+- total time from the first event to the last answer;
+- with streamed answers (the default; `--no-stream` for the placeholder path), per
+  thread the time from its event to the first verified claim in its stream, and to the
+  final answer (the chat.update that replaces the stream), p50 / p95, in the same run.
 
 The same N events, C at a time, then go to a bare aiohttp handler in its own process
 that only acks (no signature check, no database, no bolt): the floor the bot's ack
@@ -32,6 +35,7 @@ import asyncio
 import math
 import os
 import platform
+import re
 import signal
 import socket
 import statistics
@@ -69,6 +73,9 @@ QUESTIONS = {
     ],
 }
 CORPORA = {"handbook": None, "fixture": REPO / "tests" / "fixtures" / "kb"}
+STREAM_CALLS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
+# A claim line as bot/slack/streaming.py streams it.
+CLAIM_LINE = re.compile(r"^- (?:\*\*.*?\*\* — )?“", re.M)
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,6 +98,11 @@ class Latencies:
         """The same run without its first `skip` requests (the cold start)."""
         return Latencies(f"{self.label}, after the first {skip}", self.seconds[skip:], Counter())
 
+    @property
+    def p95_ms(self) -> float:
+        ms = self.ms
+        return ms[min(len(ms) - 1, math.ceil(0.95 * len(ms)) - 1)]
+
     def row(self) -> str:
         ms = self.ms
         return (
@@ -105,12 +117,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-async def send_all(sender: SlackSender, bodies: list[dict], concurrency: int, label: str):
+async def send_all(
+    sender: SlackSender,
+    bodies: list[dict],
+    concurrency: int,
+    label: str,
+    sent_at: dict[str, float] | None = None,
+):
+    """Send every body, `concurrency` at a time; `sent_at` gets each event's send time."""
     gate = asyncio.Semaphore(concurrency)
     statuses: Counter[int] = Counter()
 
     async def one(index: int, body: dict) -> None:
         async with gate:
+            if sent_at is not None:
+                sent_at[body["event"]["ts"]] = time.monotonic()
             sent = await sender.event(body)
             seconds[index] = sent.seconds
             statuses[sent.status] += 1
@@ -158,9 +179,39 @@ def answers_per_thread(fake: FakeSlack) -> Counter[str]:
     )
 
 
+def stream_timings(fake: FakeSlack, sent_at: dict[str, float]) -> tuple[Latencies, Latencies]:
+    """Per streamed thread: event → first verified claim streamed, and event → the final
+    answer (the kb_answer chat.update of its stream)."""
+    thread_of = {
+        m["ts"]: m["thread_ts"]
+        for messages in fake.messages.values()
+        for m in messages
+        if "streaming_state" in m
+    }
+    first_claim: dict[str, float] = {}
+    for call in fake.calls:
+        if call.method not in STREAM_CALLS:
+            continue
+        thread = call.params.get("thread_ts") or thread_of.get(str(call.params.get("ts")))
+        if thread in sent_at and CLAIM_LINE.search(str(call.params.get("markdown_text") or "")):
+            first_claim.setdefault(thread, call.at)
+    answered = {
+        thread_of[c.params["ts"]]: c.at
+        for c in fake.calls_to("chat.update")
+        if (c.params.get("metadata") or {}).get("event_type") == "kb_answer"
+        and c.params["ts"] in thread_of
+    }
+    threads = sorted(set(first_claim) & set(answered))
+    return (
+        Latencies("first claim", [first_claim[t] - sent_at[t] for t in threads], Counter()),
+        Latencies("final answer", [answered[t] - sent_at[t] for t in threads], Counter()),
+    )
+
+
 async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, dict]:
     database = await start_embedded_postgres(workdir / "pg")
     fake = FakeSlack()
+    fake.streaming = args.stream
     await fake.start()
     env = {
         **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
@@ -170,6 +221,7 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
         "SLACK_BOT_TOKEN": "xoxb-bench-token",
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": fake.base_url,
+        "KB_SLACK_STREAM": "true" if args.stream else "false",
     }
     corpus = CORPORA[args.corpus]
     index = [sys.executable, "-m", "bot", "index", *([str(corpus)] if corpus else [])]
@@ -191,8 +243,9 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
             await wait_healthy(http, port, server, timeout=300)
             sender = SlackSender(http, f"http://127.0.0.1:{port}/slack/events")
             started = time.monotonic()
+            sent_at: dict[str, float] = {}
             acks = await send_all(
-                sender, events(args.events, args.corpus), args.concurrency, "kb serve"
+                sender, events(args.events, args.corpus), args.concurrency, "kb serve", sent_at
             )
             print(f"acked {args.events}; waiting for the answers…", file=sys.stderr)
             await fake.wait_for(
@@ -203,7 +256,10 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
             )
             total = time.monotonic() - started
             per_thread = answers_per_thread(fake)
-            placeholders = len(fake.calls_to("chat.postMessage"))
+            placeholders = len(fake.calls_to("chat.postMessage")) + len(
+                fake.calls_to("chat.startStream")
+            )
+            first_claim, final = stream_timings(fake, sent_at)
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=120)
@@ -216,6 +272,8 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
         "threads_answered": len(per_thread),
         "answered_twice": sum(1 for n in per_thread.values() if n > 1),
         "placeholders": placeholders,
+        "first_claim": first_claim,
+        "final": final,
     }
     return acks, outcome
 
@@ -279,11 +337,12 @@ def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: d
         f"- target p99 < 250 ms while answers are computed: **{target}** "
         f"({bot.p99_ms:.1f} ms; the bare handler's p99 {bare.p99_ms:.1f} ms)",
         f"- answers posted: {outcome['answers']} for {outcome['threads_answered']} threads, "
-        f"{outcome['answered_twice']} answered twice, placeholders "
+        f"{outcome['answered_twice']} answered twice, placeholders or streams "
         f"{outcome['placeholders']}: **{'exactly once' if once else 'NOT exactly once'}**",
         f"- total, first event to last answer: {outcome['total_seconds']:.1f} s "
         f"({args.events / outcome['total_seconds']:.2f} answers/s with "
         f"KB_SLACK_RUNS_PER_WORKSPACE=2)",
+        *_streaming_lines(args, outcome),
         "",
         "## Machine",
         "",
@@ -296,6 +355,20 @@ def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: d
     return "\n".join(lines) + "\n"
 
 
+def _streaming_lines(args: argparse.Namespace, outcome: dict) -> list[str]:
+    if not args.stream:
+        return ["- answers not streamed (`--no-stream`): a placeholder, then chat.update"]
+    first, final = outcome["first_claim"], outcome["final"]
+    if not first.seconds:
+        return ["- streamed: no thread had a claim streamed (each was refused or had none)"]
+    return [
+        f"- streamed answers, {len(first.seconds)} threads with a claim: event → first "
+        f"verified claim p50 {statistics.median(first.ms):.0f} ms / p95 {first.p95_ms:.0f} ms; "
+        f"event → final answer p50 {statistics.median(final.ms):.0f} ms / p95 "
+        f"{final.p95_ms:.0f} ms (same run, same threads)",
+    ]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--events", type=int, default=200)
@@ -304,6 +377,12 @@ def main() -> None:
     parser.add_argument("--timeout", type=float, default=3600, help="seconds to wait for answers")
     parser.add_argument("--output", type=Path, default=REPO / "bench" / "results" / "slack_load.md")
     parser.add_argument("--no-output", action="store_true", help="print only; write no file")
+    parser.add_argument(
+        "--stream",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="answers streamed (the fake Slack streams); --no-stream: placeholder path",
+    )
     parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_bare:

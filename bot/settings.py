@@ -26,6 +26,7 @@ _VARIABLES = {
     "KB_SLACK_RUNS_PER_WORKSPACE", "KB_SLACK_HISTORY_TURNS", "KB_SLACK_MAX_BODY_BYTES",
     "KB_READY_MAX_REINDEX_AGE", "KB_LOG_FORMAT", "KB_RETENTION_DAYS", "KB_SLACK_MAX_QUESTION_CHARS",
     "KB_SLACK_LEASE", "KB_SLACK_SWEEP_EVERY",
+    "KB_SLACK_STREAM",
 }  # fmt: skip
 _SECRETS = {
     "DATABASE_URL", "ANTHROPIC_API_KEY", "SLACK_BOT_TOKEN", "SLACK_SIGNING_SECRET",
@@ -130,6 +131,9 @@ class Settings(BaseSettings):
     slack_max_question_chars: int = Field(
         default=4000, ge=100, le=1_000_000, validation_alias="KB_SLACK_MAX_QUESTION_CHARS"
     )
+    # Answers streamed into their thread claim by claim where Slack supports it (else,
+    # and with this off, a placeholder replaced by the answer).
+    slack_stream: bool = Field(default=True, validation_alias="KB_SLACK_STREAM")
 
     # Operations (README "Operate"): readiness, logs, retention.
     # /readyz fails when no reindex has succeeded for this many hours; 0 turns it off.

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import asyncpg
 
-from agent.answer import Answer, Answerer, StepCallback, Turn
+from agent.answer import Answer, Answerer, ClaimCallback, StepCallback, Turn
 from agent.grounding import GroundingVerifier
 from agent.language.questions import QuestionAnalyzer
 from agent.loop import AgentLoop, LoopOptions
@@ -302,10 +302,16 @@ class ActiveModelAnswerer:
         scope: ChunkFilter = NO_FILTER,
         origin: Mapping[str, str] | None = None,
         on_step: StepCallback | None = None,
+        on_claim: ClaimCallback | None = None,
     ) -> Answer:
         loop = self.runtime.answerer(await self.runtime.query_embedder())
         return await loop.answer(
-            question, history=history, scope=scope, origin=origin, on_step=on_step
+            question,
+            history=history,
+            scope=scope,
+            origin=origin,
+            on_step=on_step,
+            on_claim=on_claim,
         )
 
 
@@ -365,6 +371,7 @@ def slack_options(settings: Settings) -> BotOptions:
         history_turns=settings.slack_history_turns,
         max_question_chars=settings.slack_max_question_chars,
         lease_seconds=settings.slack_lease,
+        stream_answers=settings.slack_stream,
     )
 
 
@@ -397,6 +404,7 @@ def compose_slack(
     from bot.slack.services import SlackServices
     from bot.slack.shared_channels import SharedChannels
     from bot.slack.slash import CommandDesk
+    from bot.slack.streaming import Streams
     from bot.slack.tasks import BackgroundTasks
     from bot.slack.threads import ThreadHistory
     from bot.slack.trace import TraceDesk
@@ -419,6 +427,7 @@ def compose_slack(
     )
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
     metrics.watch_queue(queue.depth)
+    streams = Streams(client, enabled=options.stream_answers)
     conversation = Conversation(
         answerer=answerer,
         runs=runs,
@@ -444,9 +453,14 @@ def compose_slack(
             deliveries=deliveries,
             gate=gate,
             options=options,
+            streams=streams,
         ),
         commands=CommandDesk(
-            client=client, conversation=conversation, gate=gate, deliveries=deliveries
+            client=client,
+            conversation=conversation,
+            gate=gate,
+            deliveries=deliveries,
+            streams=streams,
         ),
         assistant=AssistantDesk(
             client=client,
@@ -456,6 +470,7 @@ def compose_slack(
             catalog=catalog,
             gate=gate,
             asked=AskedDocuments(pool),
+            streams=streams,
         ),
         thread_context=StoredThreadContext(assistant_threads),
         escalations=EscalationDesk(

@@ -28,6 +28,7 @@ from bot.slack.mrkdwn import escape, shorten
 from bot.slack.notices import ASSISTANT_GREETING
 from bot.slack.predicates import message_key, question_text
 from bot.slack.replies import AssistantReply
+from bot.slack.streaming import Streams
 from store.asked_documents import AskedDocuments, CitedDocument
 from store.catalog import Catalog, CollectionSummary
 from store.conversations import AssistantThreads
@@ -87,8 +88,10 @@ class AssistantDesk:
         catalog: Catalog,
         gate: AccessGate,
         asked: AskedDocuments | None = None,
+        streams: Streams | None = None,
     ) -> None:
         self._asked = asked
+        self._streams = streams
         self._client = client
         self._conversation = conversation
         self._threads = threads
@@ -177,7 +180,19 @@ class AssistantDesk:
             delivery=key,
         )
         reply = AssistantReply(self._client, channel_id=channel, thread_ts=thread_ts, post_key=key)
-        await self._conversation.run(asked, reply)
+        if self._streams is None:
+            await self._conversation.run(asked, reply)
+            return
+        # The claims are streamed into the thread; the status keeps showing the steps.
+        streamed = self._streams.reply(
+            reply,
+            channel_id=channel,
+            thread_ts=thread_ts,
+            team_id=team_id,
+            user_id=asked.user_id,
+            progress=False,
+        )
+        await self._conversation.run(asked, streamed)
 
 
 def _title(question: str) -> str:

@@ -295,3 +295,6 @@ class BotOptions:
     max_question_chars: int = 4000
     # How long a question's lease lasts unrenewed (bot/slack/sweep.py).
     lease_seconds: float = 90
+    # Stream answers into threads (chat.startStream) where Slack allows it; a refusal
+    # falls back to the placeholder and chat.update.
+    stream_answers: bool = True

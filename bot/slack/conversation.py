@@ -33,7 +33,7 @@ from bot.slack.config import Access, BotOptions
 from bot.slack.leases import Leases
 from bot.slack.mrkdwn import clean
 from bot.slack.queue import WorkspaceQueue
-from bot.slack.replies import Reply
+from bot.slack.replies import ClaimSink, Reply
 from bot.slack.threads import ThreadHistory, answer_metadata, bot_turn
 from store.conversations import ConversationLog, PostedAnswer
 from store.deliveries import DeliveryLog
@@ -191,12 +191,15 @@ class Conversation:
         async with self._queue.slot(asked.team_id, on_queued=queued):
             await reply.working()
             history = await self._history(asked)
+            # Only a streamed reply takes the claims as they come (bot/slack/streaming.py).
+            claims = {"on_claim": reply.claimed} if isinstance(reply, ClaimSink) else {}
             return await self._answerer.answer(
                 asked.question,
                 history=history,
                 scope=asked.access.scope,
                 origin=self._origin(asked, reference),
                 on_step=_StepReporter(reply, interval=self._step_interval),
+                **claims,
             )
 
     async def _history(self, asked: Asked) -> Sequence[Turn]:

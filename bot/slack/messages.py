@@ -29,7 +29,8 @@ from bot.slack.predicates import (
     route,
     thread_of,
 )
-from bot.slack.replies import ThreadReply
+from bot.slack.replies import Reply, ThreadReply
+from bot.slack.streaming import Streams
 from store.conversations import ConversationLog
 from store.deliveries import DeliveryLog, Question
 
@@ -48,8 +49,10 @@ class MessageDesk:
         deliveries: DeliveryLog,
         gate: AccessGate,
         options: BotOptions,
+        streams: Streams | None = None,
     ) -> None:
         self._client = client
+        self._streams = streams
         self._conversation = conversation
         self._conversations = conversations
         self._deliveries = deliveries
@@ -107,15 +110,30 @@ class MessageDesk:
             grounded_only=decision is Route.ANSWER_IF_GROUNDED,
             delivery=key if followed else None,
         )
+        await self._conversation.run(asked, self._reply(asked, decision, key))
+
+    def _reply(self, asked: Asked, decision: Route, key: str) -> Reply:
+        """The answer's placeholder, replaced by chat.update; streamed where it can be (a
+        help channel's answer is never streamed: it may end up not posted at all)."""
+        placeholder = DeliveryTrail(self._deliveries, key).placeholder_posted
         reply = ThreadReply(
             self._client,
-            channel_id=channel,
-            thread_ts=thread_ts,
+            channel_id=asked.channel_id,
+            thread_ts=asked.thread_ts,
             show_progress=decision is Route.ANSWER,
-            on_placeholder=DeliveryTrail(self._deliveries, key).placeholder_posted,
+            on_placeholder=placeholder,
             post_key=key,
         )
-        await self._conversation.run(asked, reply)
+        if self._streams is None or decision is not Route.ANSWER:
+            return reply
+        return self._streams.reply(
+            reply,
+            channel_id=asked.channel_id,
+            thread_ts=asked.thread_ts,
+            team_id=asked.team_id,
+            user_id=asked.user_id,
+            on_placeholder=placeholder,
+        )
 
     async def _route(self, event: Mapping[str, Any], bot_user_id: str) -> Route:
         askers: frozenset[str] = frozenset()

@@ -23,6 +23,7 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.http_retry.builtin_async_handlers import (
     AsyncConnectionErrorRetryHandler,
+    AsyncRateLimitErrorRetryHandler,
     AsyncServerErrorRetryHandler,
 )
 from slack_sdk.web.async_client import AsyncWebClient
@@ -56,7 +57,7 @@ class Poster:
 
     def __init__(self, client: AsyncWebClient, *, attempts: int = 4, backoff: float = 0.5):
         self._client = client
-        self._once = _without_blind_retries(client)
+        self._once = without_blind_retries(client)
         self._attempts = attempts
         self._backoff = backoff
 
@@ -151,14 +152,14 @@ class Poster:
         return messages
 
 
-def _without_blind_retries(client: AsyncWebClient) -> AsyncWebClient:
+def without_blind_retries(client: AsyncWebClient, *, nor_429s: bool = False) -> AsyncWebClient:
     """The same client (token, URL, session, observers, 429 handling), minus the handlers
-    that would resend a request Slack may already have carried out."""
-    handlers = [
-        handler
-        for handler in client.retry_handlers
-        if not isinstance(handler, AsyncServerErrorRetryHandler | AsyncConnectionErrorRetryHandler)
-    ]
+    that would resend a request Slack may already have carried out; with `nor_429s`, minus
+    the wait on a 429 too (for a call better given up than delayed)."""
+    dropped: tuple[type, ...] = (AsyncServerErrorRetryHandler, AsyncConnectionErrorRetryHandler)
+    if nor_429s:
+        dropped += (AsyncRateLimitErrorRetryHandler,)
+    handlers = [handler for handler in client.retry_handlers if not isinstance(handler, dropped)]
     return AsyncWebClient(
         token=client.token,
         base_url=client.base_url,

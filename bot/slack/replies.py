@@ -20,11 +20,12 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from slack_sdk.web.async_client import AsyncWebClient
 from slack_sdk.webhook.async_client import AsyncWebhookClient
 
+from agent.answer import Citation, Claim
 from bot.slack.blocks import SlackMessage, placeholder_message
 from bot.slack.loading import loading_messages
 from bot.slack.posting import Poster
@@ -45,6 +46,13 @@ class Reply(Protocol):
     async def failed(self, message: SlackMessage) -> None:
         """Replace whatever was shown with `message`."""
         ...
+
+
+@runtime_checkable
+class ClaimSink(Protocol):
+    """A reply that shows each verified claim as the agent hands it over (a stream)."""
+
+    async def claimed(self, claim: Claim, citation: Citation) -> None: ...
 
 
 class ThreadReply:
@@ -95,6 +103,13 @@ class ThreadReply:
         async with self._lock:
             self._done = True
             await self._show(message)
+
+    def adopt(self, ts: str) -> None:
+        """Take the message `ts` (a stopped stream, bot/slack/streaming.py) as the
+        placeholder: the answer replaces it, and later posts keep their keys."""
+        if self._ts is None:
+            self._ts = ts
+            self._posts.next()  # the placeholder's key, `<post_key>/0`
 
     async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
         if self._ts is None:
@@ -208,6 +223,7 @@ class AssistantReply:
         self._done = False
         self._lock = asyncio.Lock()
         self._steps: list[str] = []  # the loop's steps so far: the rotating loading messages
+        self._ts: str | None = None  # a stopped stream the answer replaces (adopt)
 
     async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
         if queue_position:
@@ -232,13 +248,33 @@ class AssistantReply:
             self._done = True
             last = None
             for index, message in enumerate(messages):
-                last = await self._post(message, metadata=metadata if index == 0 else None)
+                last = await self._show(message, metadata=metadata if index == 0 else None)
             return last
 
     async def failed(self, message: SlackMessage) -> None:
         async with self._lock:
             self._done = True
-            await self._post(message)
+            await self._show(message)
+
+    def adopt(self, ts: str) -> None:
+        """Take the message `ts` (a stopped stream, bot/slack/streaming.py) as the answer's
+        first message: it is replaced rather than a new one posted under `<post_key>/0`."""
+        if self._ts is None:
+            self._ts = ts
+            self._posts.next()
+
+    async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
+        if self._ts is None:
+            return await self._post(message, metadata=metadata)
+        ts, self._ts = self._ts, None  # replaced once; the rest of the answer is posted
+        await self._client.chat_update(
+            channel=self._channel,
+            ts=ts,
+            text=message.text,
+            blocks=message.blocks,
+            metadata=dict(metadata) if metadata else None,
+        )
+        return ts
 
     async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
         return await _post_keyed(

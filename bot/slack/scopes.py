@@ -19,6 +19,10 @@ SCOPES = MappingProxyType(
         "chat.postEphemeral": ("chat:write",),
         "chat.postMessage": ("chat:write",),
         "chat.update": ("chat:write",),
+        # An answer streamed into its thread (bot/slack/streaming.py).
+        "chat.startStream": ("chat:write",),
+        "chat.appendStream": ("chat:write",),
+        "chat.stopStream": ("chat:write",),
         # Public and private channels, DMs and group DMs: each kind needs its own scope.
         "conversations.history": (
             "channels:history",

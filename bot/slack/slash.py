@@ -28,7 +28,8 @@ from bot.slack.gate import AccessGate
 from bot.slack.notices import NOT_IN_CHANNEL, asked_on_behalf
 from bot.slack.posting import Poster
 from bot.slack.predicates import command_question_key
-from bot.slack.replies import EphemeralReply, ThreadReply
+from bot.slack.replies import EphemeralReply, Reply, ThreadReply
+from bot.slack.streaming import Streams
 from bot.slack.threads import question_metadata
 from store.deliveries import DeliveryLog, Question
 
@@ -45,8 +46,10 @@ class CommandDesk:
         conversation: Conversation,
         gate: AccessGate,
         deliveries: DeliveryLog,
+        streams: Streams | None = None,
     ) -> None:
         self._client = client
+        self._streams = streams
         self._poster = Poster(client)
         self._conversation = conversation
         self._gate = gate
@@ -107,13 +110,23 @@ class CommandDesk:
             await trail.finish("failed")
             return
         await trail.replying_in(thread_ts)
-        reply = ThreadReply(
+        placeholder = ThreadReply(
             self._client,
             channel_id=channel,
             thread_ts=thread_ts,
             on_placeholder=trail.placeholder_posted,
             post_key=key,
         )
+        reply: Reply = placeholder
+        if self._streams is not None:  # the answer streams into the question's thread
+            reply = self._streams.reply(
+                placeholder,
+                channel_id=channel,
+                thread_ts=thread_ts,
+                team_id=asked.team_id,
+                user_id=user,
+                on_placeholder=trail.placeholder_posted,
+            )
         await self._conversation.run(_in_thread(asked, thread_ts), reply)
 
     async def _post_question(

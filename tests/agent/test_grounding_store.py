@@ -12,6 +12,7 @@ import dataclasses
 
 import asyncpg
 
+from agent.answer import Citation, Claim
 from agent.grounding import quote_occurs
 from agent.reasoners.base import DraftClaim
 from agent.reasoners.extractive import ExtractiveReasoner
@@ -78,3 +79,20 @@ async def test_a_real_quote_cited_to_the_wrong_chunk_is_dropped(handbook: Built)
     answer = await lying.answer("What is the difference between annual leave and sick leave?")
     assert answer.rejected_claims == 1
     assert answer.claims and await all_quotes_stored(handbook.pool, answer)
+
+
+async def test_only_claims_that_passed_grounding_are_handed_over_before_the_answer(
+    handbook: Built,
+) -> None:
+    handed: list[tuple[str, int, str]] = []
+
+    async def on_claim(claim: Claim, citation: Citation) -> None:
+        handed.append((claim.quote, claim.citation, citation.title))
+
+    lying = handbook.loop(reasoner=_reasoner(InventingReasoner, handbook))
+    answer = await lying.answer("How much annual leave do I earn?", on_claim=on_claim)
+    assert answer.rejected_claims == 1 and answer.claims
+    assert handed == [
+        (c.quote, c.citation, answer.citation(c.citation).title) for c in answer.claims
+    ]
+    assert all("40 hours" not in quote for quote, _, _ in handed)

@@ -12,8 +12,11 @@ Used by the scenario tests (through tests/bot/slack/conftest.py) and bench/slack
   `apps.connections.open` returns). It refuses what Slack refuses: Block Kit beyond its
   limits, a post where the bot is not a member (`joined`: not_in_channel), a modal on a
   trigger_id no signed payload carried (`triggers`: expired_trigger_id), a call without
-  a required argument (invalid_arguments), a history read without its scope. Tests
-  await requests on a condition, never sleep.
+  a required argument (invalid_arguments), a history read without its scope. With
+  `streaming` on it speaks Slack's message streams (chat.startStream, chat.appendStream,
+  chat.stopStream) with their arguments and errors; off (the default, as in a workspace
+  whose Slack has no such methods) it answers them `unknown_method`. Tests await
+  requests on a condition, never sleep.
 - `SlackSender` signs requests as Slack does (v0 HMAC-SHA256 over `v0:timestamp:body`).
 - `start_bot` runs the real composition (bot/wiring.py → bot/slack/app.py →
   bot/server.py) on the test's database, the session's embedding model and a fixture
@@ -147,6 +150,8 @@ class FakeSlack:
         self.triggers: set[str] = set()
         # Channels shared with another organisation (Slack Connect): conversations.info.
         self.shared: set[str] = set()
+        # Whether this workspace's Slack has the chat.*Stream methods.
+        self.streaming = False
         self._changed = asyncio.Condition()
         self._last = 1700000000.0
         self._sockets: list[web.WebSocketResponse] = []
@@ -321,6 +326,15 @@ class FakeSlack:
             "chat.postMessage": self._post,
             "chat.update": self._update,
             "chat.postEphemeral": lambda p: {"ok": True, "message_ts": self._next_ts()},
+            **(
+                {
+                    "chat.startStream": self._start_stream,
+                    "chat.appendStream": self._append_stream,
+                    "chat.stopStream": self._stop_stream,
+                }
+                if self.streaming
+                else {}
+            ),
             "chat.getPermalink": lambda p: {
                 "ok": True,
                 "channel": p["channel"],
@@ -429,6 +443,82 @@ class FakeSlack:
             if p.get("metadata"):
                 message["metadata"] = p["metadata"]
         return {"ok": True, "channel": p["channel"], "ts": p["ts"], "text": p.get("text", "")}
+
+    # --- message streams (https://docs.slack.dev/reference/methods/chat.startStream,
+    # chat.appendStream, chat.stopStream) ---
+    def _start_stream(self, p: dict[str, Any]) -> dict[str, Any]:
+        """A streamed reply in a thread: channel and thread_ts required; outside a DM the
+        recipient's user and team too (missing_recipient_*)."""
+        if not p.get("channel"):
+            return {"ok": False, "error": "channel_not_found"}
+        if not p.get("thread_ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        if self._kind(str(p["channel"])) != "im":
+            for needed in ("recipient_team_id", "recipient_user_id"):
+                if not p.get(needed):
+                    return {"ok": False, "error": f"missing_{needed}"}
+        text = _streamed_text(p)
+        if isinstance(text, dict):
+            return text
+        ts = self._next_ts()
+        message = {
+            "type": "message",
+            "ts": ts,
+            "thread_ts": p["thread_ts"],
+            "user": BOT_USER,
+            "bot_id": BOT_ID,
+            "text": text,
+            "blocks": [],
+            "streaming_state": "in_progress",
+        }
+        self.messages[p["channel"]].append(message)
+        return {"ok": True, "channel": p["channel"], "ts": ts}
+
+    def _streaming(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The stream `p` names, or Slack's error: the message unknown, or stopped."""
+        if not p.get("channel") or not p.get("ts"):
+            return {"ok": False, "error": "invalid_arguments"}
+        found = [m for m in self.messages[p["channel"]] if m["ts"] == p["ts"]]
+        if not found or "streaming_state" not in found[0]:
+            return {"ok": False, "error": "message_not_found"}
+        if found[0]["streaming_state"] != "in_progress":
+            return {"ok": False, "error": "message_not_in_streaming_state"}
+        return found[0]
+
+    def _append_stream(self, p: dict[str, Any]) -> dict[str, Any]:
+        message = self._streaming(p)
+        if message.get("ok") is False:
+            return message
+        if not p.get("markdown_text") and not p.get("chunks"):
+            return {"ok": False, "error": "invalid_arguments"}
+        text = _streamed_text(p)
+        if isinstance(text, dict):
+            return text
+        message["text"] += text
+        return {"ok": True, "channel": p["channel"], "ts": p["ts"]}
+
+    def _stop_stream(self, p: dict[str, Any]) -> dict[str, Any]:
+        """The stream ends: its text shown as a markdown block, `blocks` below it."""
+        message = self._streaming(p)
+        if message.get("ok") is False:
+            return message
+        text = _streamed_text(p)
+        if isinstance(text, dict):
+            return text
+        problems = message_problems(p["blocks"]) if p.get("blocks") else []
+        if problems:
+            return {
+                "ok": False,
+                "error": "invalid_blocks",
+                "response_metadata": {"messages": problems},
+            }
+        message["text"] += text
+        streamed = [{"type": "markdown", "text": message["text"]}] if message["text"] else []
+        message["blocks"] = streamed + list(p.get("blocks") or [])
+        message["streaming_state"] = "completed"
+        if p.get("metadata"):
+            message["metadata"] = p["metadata"]
+        return {"ok": True, "channel": p["channel"], "ts": p["ts"], "message": dict(message)}
 
     def _react(self, p: dict[str, Any]) -> dict[str, Any]:
         """reactions.add (https://docs.slack.dev/reference/methods/reactions.add): channel,
@@ -669,6 +759,26 @@ def _refusal(method: str, p: dict[str, Any]) -> dict[str, Any] | None:
                 "response_metadata": {"messages": problems},
             }
     return None
+
+
+STREAM_TEXT = 12_000  # markdown_text's limit on each stream call
+
+
+def _streamed_text(p: dict[str, Any]) -> str | dict[str, Any]:
+    """The text a stream call adds (its markdown_text and markdown_text chunks), or
+    Slack's error for chunks it cannot read or text over the limit."""
+    pieces = [str(p["markdown_text"])] if p.get("markdown_text") else []
+    chunks = p.get("chunks") or []
+    if not isinstance(chunks, list):
+        return {"ok": False, "error": "invalid_chunks"}
+    for chunk in chunks:
+        if not isinstance(chunk, dict) or not chunk.get("type"):
+            return {"ok": False, "error": "invalid_chunks"}
+        if chunk["type"] == "markdown_text":
+            pieces.append(str(chunk.get("text", "")))
+    if any(len(piece) > STREAM_TEXT for piece in pieces):
+        return {"ok": False, "error": "msg_too_long"}
+    return "".join(pieces)
 
 
 def _progress(call: Call) -> bool:
