@@ -413,6 +413,7 @@ def compose_slack(
     from store.conversations import AssistantThreads, ConversationLog
     from store.deliveries import DeliveryLog
     from store.feedback import FeedbackRepository
+    from store.private_collections import PrivateCollections
 
     runs, conversations = RunRepository(pool), ConversationLog(pool)
     deliveries = DeliveryLog(pool, lease=timedelta(seconds=options.lease_seconds))
@@ -424,6 +425,7 @@ def compose_slack(
         policy=access,
         people=People(client=client, workspace=workspace),
         shared=SharedChannels(client=client),
+        private=PrivateCollections(pool),
     )
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
     metrics.watch_queue(queue.depth)
@@ -499,7 +501,7 @@ def compose_slack(
         rerun=Rerun(
             client=client,
             conversation=conversation,
-            access=access,
+            gate=gate,
             deliveries=deliveries,
             bot_user_id=str(identity.bot_user_id),
         ),

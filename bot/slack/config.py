@@ -29,6 +29,7 @@ everything).
 
 from __future__ import annotations
 
+import dataclasses
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -46,16 +47,30 @@ ESCALATIONS_COLLECTION = "escalations"
 
 @dataclass(frozen=True, slots=True)
 class Access:
-    """The collections one place may draw on; `collections` None means every collection."""
+    """The collections one place may draw on; `collections` None means every collection,
+    but never one of `hidden` (a private Slack channel's threads outside that channel:
+    store/private_collections.py)."""
 
     collections: tuple[str, ...] | None = None
+    hidden: frozenset[str] = frozenset()
 
     def allows(self, collection: str) -> bool:
+        if collection in self.hidden:
+            return False
         return self.collections is None or collection in self.collections
 
     @property
     def scope(self) -> ChunkFilter:
-        return NO_FILTER if self.collections is None else ChunkFilter(collections=self.collections)
+        if self.collections is None and not self.hidden:
+            return NO_FILTER
+        return ChunkFilter(
+            collections=self.collections,
+            excluded_collections=tuple(sorted(self.hidden)) or None,
+        )
+
+    def hiding(self, collections: frozenset[str]) -> Access:
+        """This access without `collections`, whatever it lists."""
+        return dataclasses.replace(self, hidden=self.hidden | collections)
 
     @property
     def home_collection(self) -> str:
@@ -68,11 +83,13 @@ class Access:
 
     def narrowed_to(self, other: Access) -> Access:
         """What both this access and `other` allow."""
+        hidden = self.hidden | other.hidden
         if other.collections is None:
-            return self
+            return self.hiding(hidden)
         if self.collections is None:
-            return other
-        return Access(tuple(c for c in self.collections if c in other.collections))
+            return other.hiding(hidden)
+        kept = tuple(c for c in self.collections if c in other.collections)
+        return Access(kept, hidden)
 
 
 NOTHING = Access(collections=())

@@ -40,7 +40,7 @@ class HomeDesk:
 
     async def publish(self, *, user_id: str) -> None:
         person = await self._gate.person(user_id)
-        access = self._gate.at_home(person)
+        access = await self._gate.at_home(person)
         sources = [
             SourceSummary(name=s.name, collection=c.name, documents=s.documents)
             for c in await self._catalog.collections()

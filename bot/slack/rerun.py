@@ -18,9 +18,9 @@ import aiohttp
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.config import AccessPolicy
 from bot.slack.conversation import Asked, Conversation
 from bot.slack.delivery_trail import DeliveryTrail
+from bot.slack.gate import AccessGate
 from bot.slack.posting import POST_EVENT, Poster
 from bot.slack.replies import (
     AssistantReply,
@@ -52,13 +52,13 @@ class Rerun:
         *,
         client: AsyncWebClient,
         conversation: Conversation,
-        access: AccessPolicy,
+        gate: AccessGate,
         deliveries: DeliveryLog,
         bot_user_id: str,
     ) -> None:
         self._client = client
         self._conversation = conversation
-        self._access = access
+        self._gate = gate
         self._deliveries = deliveries
         self._bot_user_id = bot_user_id
 
@@ -68,14 +68,18 @@ class Rerun:
         question = unfinished.question
         reply = await self._reply(unfinished, question)
         log.info("re-running a question its process left unanswered")
-        await self._conversation.run(self._asked(unfinished, question), reply)
+        await self._conversation.run(await self._asked(unfinished, question), reply)
 
-    def _asked(self, unfinished: Unfinished, question: Question) -> Asked:
+    async def _asked(self, unfinished: Unfinished, question: Question) -> Asked:
+        # What the asker may see, decided again as when they asked: a guest, an outsider
+        # or a private channel's threads are narrowed here too (bot/slack/gate.py).
         channel = unfinished.channel_id
         if question.surface == "assistant":
-            access = self._access.assistant
+            access = await self._gate.in_assistant(channel_id=channel, user_id=question.user_id)
         else:
-            access = self._access.for_channel(channel, channel_type=question.channel_type)
+            access = await self._gate.in_channel(
+                channel_id=channel, user_id=question.user_id, channel_type=question.channel_type
+            )
         return Asked(
             team_id=question.team_id,
             channel_id=channel,

@@ -162,15 +162,6 @@ class SlackThreadsSource(ChangeFeedSource):
                         f"#{channel.name} ({channel.id}): the bot is not a member; invite it "
                         "with /invite @kb"
                     )
-                if channel.is_private and not self._named_collection(channel):
-                    # Until search hides a private channel's collection from the others
-                    # by itself, its threads are read only into a collection the admin
-                    # named, to restrict in slack.toml: never visible everywhere by default.
-                    raise ChannelUnreadable(
-                        f"#{channel.name} ({channel.id}) is private: name its collection in "
-                        "`collections` and allow that collection only in that channel in "
-                        "slack.toml [access.channels]"
-                    )
                 found.append(channel)
             except ChannelUnreadable as error:
                 unreadable.append((configured, str(error)))
@@ -244,6 +235,13 @@ class SlackThreadsSource(ChangeFeedSource):
                     "channel": channel.id,
                     "channel_name": channel.name,
                     "private": channel.is_private,
+                    # Searched only in that channel (store/private_collections.py), unless
+                    # the admin named the collection: then slack.toml's access decides.
+                    **(
+                        {"visible_only_in": channel.id}
+                        if channel.is_private and not self._named_collection(channel)
+                        else {}
+                    ),
                     "thread_ts": ts,
                     "replies": thread.replies,
                     "authors": list(thread.authors),

@@ -185,6 +185,31 @@ async def test_a_refresh_reads_only_the_touched_thread_and_leaves_the_cursor(
     assert (report.documents_deleted, report.documents_unchanged) == (1, 1)
 
 
+async def test_a_private_channels_threads_are_hidden_outside_it_without_any_setting(
+    runtime: Runtime, slack: FakeSlackHistory, pool: asyncpg.Pool
+) -> None:
+    from store.filters import ChunkFilter
+    from store.private_collections import PrivateCollections
+
+    parent = slack.post(PRIVATE, "U0ALICE01", "Where is the break-glass password kept?")
+    slack.post(PRIVATE, "U0BOB0001", "In the red vault, shelf three.", thread_ts=parent)
+    ask_vpn_thread(slack)
+    # No collection named, no slack.toml: the private channel is read all the same.
+    assert (await sync(runtime, slack, config(slack, "help", "secret-ops"))).documents_added == 2
+    private = PrivateCollections(pool)
+    assert await private.owners() == {"secret-ops": frozenset({PRIVATE})}
+    assert await private.hidden_from(HELP) == {"secret-ops"}
+    assert await private.hidden_from(None) == {"secret-ops"}  # DMs, the panel, App Home
+    assert await private.hidden_from(PRIVATE) == set()
+    question = "Where is the break-glass password kept?"
+    outside = ChunkFilter(excluded_collections=tuple(await private.hidden_from(HELP)))
+    answer = await runtime.answerer().answer(question, scope=outside)
+    assert all(c.collection != "secret-ops" for c in answer.citations)
+    inside = ChunkFilter(excluded_collections=tuple(await private.hidden_from(PRIVATE)))
+    answer = await runtime.answerer().answer(question, scope=inside)
+    assert [c.collection for c in answer.citations] == ["secret-ops"]
+
+
 async def test_the_first_sync_reads_only_the_look_back_window(
     runtime: Runtime, slack: FakeSlackHistory
 ) -> None:
