@@ -403,11 +403,8 @@ def compose_slack(
     catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
     metrics = metrics or Metrics()
     workspace = Workspace(team_id=identity.team_id or "", enterprise_id=identity.enterprise_id)
-    gate = AccessGate(
-        policy=access,
-        people=People(client=client, workspace=workspace),
-        shared=SharedChannels(client=client),
-    )
+    people = People(client=client, workspace=workspace)
+    gate = AccessGate(policy=access, people=people, shared=SharedChannels(client=client))
     queue = WorkspaceQueue(limit=options.runs_per_workspace)
     metrics.watch_queue(queue.depth)
     conversation = Conversation(
@@ -457,6 +454,7 @@ def compose_slack(
             options=options,
             index_collection=index_collection,
             metrics=metrics,
+            people=people,
         ),
         feedback=FeedbackDesk(
             client=client, feedback=FeedbackRepository(pool), runs=runs, metrics=metrics
