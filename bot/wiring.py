@@ -421,9 +421,10 @@ def compose_slack(
     catalog, assistant_threads = Catalog(pool), AssistantThreads(pool)
     metrics = metrics or Metrics()
     workspace = Workspace(team_id=identity.team_id or "", enterprise_id=identity.enterprise_id)
+    people = People(client=client, workspace=workspace)
     gate = AccessGate(
         policy=access,
-        people=People(client=client, workspace=workspace),
+        people=people,
         shared=SharedChannels(client=client),
         private=PrivateCollections(pool),
     )
@@ -484,6 +485,7 @@ def compose_slack(
             options=options,
             index_collection=index_collection,
             metrics=metrics,
+            people=people,
         ),
         feedback=FeedbackDesk(
             client=client, feedback=FeedbackRepository(pool), runs=runs, metrics=metrics

@@ -40,7 +40,7 @@ from bot.slack.blocks import (
 )
 from bot.slack.click_checks import escalation_post_clicked, run_belongs_to_click
 from bot.slack.clicks import Click
-from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.config import AccessPolicy, BotOptions, Standing
 from bot.slack.members import in_channel_thread, is_member, posted_in_thread
 from bot.slack.notices import (
     ESCALATION_ELSEWHERE,
@@ -53,6 +53,7 @@ from bot.slack.notices import (
     added_to_knowledge,
     already_escalated,
 )
+from bot.slack.people import People
 from bot.slack.posting import Poster
 from bot.slack.responder import Responder
 from bot.slack.threads import answer_metadata
@@ -81,7 +82,9 @@ class EscalationDesk:
         options: BotOptions,
         index_collection: IndexCollection,
         metrics: Metrics | None = None,
+        people: People | None = None,
     ) -> None:
+        self._people = people
         self._client = client
         self._runs = runs
         self._escalations = escalations
@@ -328,7 +331,11 @@ class EscalationDesk:
 
     async def _may_answer(self, escalation: Escalation, user_id: str) -> bool:
         """A note in the asker's own thread: that channel's members (conversations.members);
-        a post in the configured escalation channel: the experts (its members or the group)."""
+        a post in the configured escalation channel: the experts (its members or the group).
+        Either way only members of this workspace: a guest or a partner in a shared channel
+        never writes into the knowledge base."""
+        if not await self._of_this_workspace(user_id):
+            return False
         if escalation.post_channel_id is None or not posted_in_thread(escalation):
             return await self.is_expert(user_id)
         try:
@@ -336,6 +343,11 @@ class EscalationDesk:
         except SlackApiError as exc:
             log.warning("cannot list the channel's members: %s", exc.response.get("error"))
             return False
+
+    async def _of_this_workspace(self, user_id: str) -> bool:
+        if self._people is None:
+            return True
+        return (await self._people.person(user_id)).standing is Standing.MEMBER
 
     async def _permalink(self, channel_id: str | None, ts: str | None) -> str | None:
         if not channel_id or not ts:

@@ -11,10 +11,11 @@ import copy
 import json
 
 from bot.slack import actions as ids
-from bot.slack.config import AccessPolicy
+from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.notices import OUTSIDER
 from store.filters import NO_FILTER, ChunkFilter
 from tests.bot.slack.rig import (
+    BOT_USER,
     RecordingAnswerer,
     button_click,
     buttons,
@@ -22,6 +23,7 @@ from tests.bot.slack.rig import (
     payload,
     slash_command,
     user_message,
+    view_submission,
 )
 from tests.bot.slack.test_access import leaks_hr
 
@@ -197,3 +199,43 @@ async def test_a_private_answer_in_a_shared_channel_follows_the_member_who_asked
     hooks = [h for h in fake_slack.hooks if h.params.get("blocks")]
     assert leaks_hr(hooks[-1].params["blocks"])  # only the member reads it: everything
     assert fake_slack.calls_to("chat.postMessage") == []
+
+
+async def test_a_partner_in_the_escalation_channel_cannot_write_into_the_knowledge_base(
+    start_bot, fake_slack, pool
+):
+    bot = await start_bot(options=BotOptions(escalation_channel="CESC", always_escalate=True))
+    fake_slack.members["CESC"] = [BOT_USER, "W777"]  # a vendor invited to the experts' channel
+    fake_slack.users["W777"] = {"team_id": OTHER_ORG}
+    reply = copy.deepcopy(await _ask(bot, fake_slack, channel="C111", ts="1700000709.000001"))
+    escalate = button_click(
+        button=buttons(reply["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="C111",
+        message=reply,
+        response_url=fake_slack.hook_url(),
+    )
+    await bot.sender.interaction(escalate)
+    await bot.idle()
+    post = copy.deepcopy(fake_slack.messages["CESC"][0])
+    answer = buttons(post["blocks"])[ids.ESCALATION_ANSWER]
+    await bot.sender.interaction(
+        button_click(
+            button=answer,
+            user="W777",
+            channel="CESC",
+            message=post,
+            response_url=fake_slack.hook_url(),
+        )
+    )
+    await bot.idle()
+    assert fake_slack.calls_to("views.open") == []
+    forged = view_submission(
+        callback_id=ids.EXPERT_ANSWER_MODAL,
+        private_metadata=answer["value"],
+        user="W777",
+        values={ids.EXPERT_ANSWER_BLOCK: (ids.EXPERT_ANSWER_INPUT, "Leave is unlimited.")},
+    )
+    await bot.sender.interaction(forged)
+    await bot.idle()
+    assert await pool.fetchval("SELECT answer FROM escalations") is None
