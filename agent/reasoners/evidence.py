@@ -133,17 +133,23 @@ class EvidenceScorer:
         *,
         bridges: Sequence[str] = (),
         follow_ups: Sequence[str] = (),
+        read: Sequence[Passage] = (),
     ) -> list[ScoredUnit]:
         """The passages' units that are not ruled out, best first, with their support.
 
         `bridges` are names the first hop led to: a passage that names one stands in for
         the question's own names (its units answer the question through it), and its
         units are as close to the question as they are to the `follow_ups` (the queries
-        that searched for the bridge)."""
-        question = self._spelled_as_read(question, passages)
+        that searched for the bridge). `read` are the other passages read with these
+        (a page named by the evidence is scored alone, but read among them)."""
+        question = self._spelled_as_read(question, (*passages, *read))
         weights = self.weights(question.terms)
-        # The question's word pairs the knowledge base uses as phrases ("annual leave").
-        phrases = {p for p in question.pairs if any(p in self._pairs(x.text) for x in passages)}
+        # The question's word pairs the pages read use as phrases ("annual leave"): judged
+        # on every page read, so a page scored alone ("Advanced sick leave", linked from
+        # "Leave types") is still held to them and its "sick leave" is another kind.
+        phrases = {
+            p for p in question.pairs if any(p in self._pairs(x.text) for x in (*passages, *read))
+        }
         lexical = [
             u
             for p in passages

@@ -121,7 +121,12 @@ class ExtractiveReasoner:
                 break
             scored_pages |= linked
             found = await self._linked_evidence(
-                analysis, [p for p in passages if p.title in linked], bridges, follow_ups, kept
+                analysis,
+                [p for p in passages if p.title in linked],
+                bridges,
+                follow_ups,
+                kept,
+                read=passages,
             )
             kept += found
             text = " ".join(s.unit.text for s in found)
@@ -135,6 +140,8 @@ class ExtractiveReasoner:
         bridges: Sequence[str],
         follow_ups: Sequence[str],
         kept: Sequence[ScoredUnit],
+        *,
+        read: Sequence[Passage],
     ) -> list[ScoredUnit]:
         """The best unit of each page the question or the evidence names (partial at
         least): what the page of a thing named says about it is part of the answer
@@ -145,6 +152,7 @@ class ExtractiveReasoner:
             pages,
             bridges=[*bridges, *titles],
             follow_ups=[*follow_ups, *(f"{t} {analysis.text}" for t in titles)],
+            read=read,
         )
         known = {(s.chunk.chunk_id, s.unit.text) for s in kept}
         best: dict[str, ScoredUnit] = {}

@@ -279,3 +279,25 @@ async def test_a_part_with_no_words_of_its_own_asks_more_of_the_part_before(
     question: str, plan: list[str]
 ) -> None:
     assert [p.text for p in await _bare().decompose(question)] == plan
+
+
+async def test_a_page_the_evidence_names_is_held_to_the_phrases_of_the_pages_read(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    # "Leave types" names "Advanced sick leave", whose page is then scored alone. Its
+    # "4 sick leave hours per pay period" holds the asked number but speaks of another
+    # kind of leave: "annual leave" is a phrase of the pages read, not of that page alone.
+    question = "How many hours of annual leave do I earn per pay period?"
+    leave = passage(
+        1,
+        "Leave types",
+        "Annual leave accrues at 4 hours per pay period for your first 3 years. If you "
+        "need sick leave you have not earned yet, read Advanced sick leave.",
+        0.9,
+    )
+    sick = passage(2, "Advanced sick leave", "You earn 4 sick leave hours per pay period.", 0.6)
+    state = state_for(question)
+    found = await reasoner(embedder).extract(0, [leave, sick], state)
+    assert found and all("sick leave hours" not in e.quote for e in found), [
+        e.quote for e in found
+    ]
