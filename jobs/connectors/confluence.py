@@ -38,7 +38,13 @@ from jobs.connectors.confluence_restrictions import ReadRestrictions
 from jobs.connectors.errors import ConnectorError, CredentialRejectedError, TransientError
 from jobs.connectors.retry import ApiCalls, RetryPolicy, retry_after_seconds
 from jobs.connectors.threads import BlockingCalls
-from jobs.documents import FailedDocument, GoneDocument, SourceDocument, SourceItem
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
 from jobs.errors import DocumentError
 from jobs.formats.confluence import convert_confluence_storage
 from jobs.formats.pdf import convert_pdf
@@ -223,7 +229,11 @@ class ConfluenceSource(ChangeFeedSource):
             and stored_version == page.version
             and stored.collection == collection
         ):
-            return []  # the base class marks it unchanged, with its attachments
+            # Said, not left to the base class: a run without a cursor (the first run was
+            # killed before saving one) lists everything, and what it leaves out is deleted.
+            prefix = uri + _ATTACHMENT
+            attachments = [u for u in self.context.stored if u.startswith(prefix)]
+            return [UnchangedDocument(u) for u in (uri, *attachments)]
         try:
             return await self._fetch(page, collection, inherited=restricted)
         except _NotFound:

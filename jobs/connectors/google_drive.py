@@ -40,7 +40,13 @@ from jobs.connectors.base import ChangeFeedSource, ConnectorContext, Cursor, Sou
 from jobs.connectors.errors import ConnectorError, CredentialRejectedError, TransientError
 from jobs.connectors.retry import ApiCalls, RetryPolicy, retry_after_seconds
 from jobs.connectors.threads import BlockingCalls
-from jobs.documents import FailedDocument, GoneDocument, SourceDocument, SourceItem
+from jobs.documents import (
+    FailedDocument,
+    GoneDocument,
+    SourceDocument,
+    SourceItem,
+    UnchangedDocument,
+)
 from jobs.errors import DocumentError
 from jobs.file_conversion import decode_text
 from jobs.formats.html import convert_html
@@ -291,7 +297,9 @@ class GoogleDriveSource(ChangeFeedSource):
         version = str(file.get("version") or file.get("modifiedTime") or "")
         stored_version = (stored.metadata.get("drive") or {}).get("version") if stored else None
         if stored is not None and stored_version == version and stored.collection == collection:
-            return None  # unchanged: the base class marks it so
+            # Said, not left to the base class: a run without a cursor (the first run was
+            # killed before saving one) lists everything, and what it leaves out is deleted.
+            return UnchangedDocument(uri)
         title = str(file.get("name") or uri)
         try:
             text = await self._content(file)

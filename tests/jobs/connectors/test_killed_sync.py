@@ -1,0 +1,144 @@
+"""A connector's first sync killed (SIGKILL) half-way in a real `kb index` process, then
+run again: it finishes, and what the killed run had written is not embedded again
+(issue 23 item 7: "a sync can be interrupted (SIGKILL) and resumed from its cursor
+without re-embedding what was written").
+
+Each system's strict fake holds the content requests of its last pages until the test
+has seen the first pages written and killed the process; the next run gets every answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import asyncpg
+import pytest
+from aiohttp import web
+from aiohttp.test_utils import TestServer
+
+from tests.jobs.connectors.fake_confluence import FakeConfluence, Page
+
+REPO = Path(__file__).resolve().parents[3]
+PAGES = 12
+LATE = range(8, PAGES)  # the pages whose content the fake holds until the kill
+T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
+Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
+
+
+def text_of(n: int) -> str:
+    return f"Runbook {n} says to page the on-call engineer for service {n} within {n} minutes."
+
+
+@dataclass
+class System:
+    """One fake, served; what its sources.toml says; which requests are for a late page."""
+
+    toml: str
+    env: dict[str, str]
+    late: Callable[[web.Request], bool]
+
+
+def gate(app: web.Application, late: Callable[[web.Request], bool], opened: asyncio.Event) -> None:
+    @web.middleware
+    async def hold(request: web.Request, handler: Handler) -> web.StreamResponse:
+        if late(request):
+            await opened.wait()
+        return await handler(request)
+
+    app.middlewares.insert(0, hold)
+
+
+@asynccontextmanager
+async def served(app: web.Application) -> AsyncIterator[TestServer]:
+    server = TestServer(app)
+    await server.start_server()
+    try:
+        yield server
+    finally:
+        await server.close()
+
+
+@asynccontextmanager
+async def confluence(opened: asyncio.Event) -> AsyncIterator[System]:
+    fake = FakeConfluence()
+    for n in range(PAGES):
+        fake.add(Page(str(1000 + n), "OPS", f"Runbook {n}", f"<p>{text_of(n)}</p>", T0))
+    app = fake.app()
+    late_ids = {str(1000 + n) for n in LATE}
+    gate(app, lambda r: r.match_info.get("id") in late_ids, opened)
+    async with served(app) as server:
+        fake.server = server
+        yield System(
+            toml='kind = "confluence"\n[source.settings]\n'
+            f'url = "{fake.base_url}"\ncloud = true\nuser_env = "WIKI_USER"\n'
+            'token_env = "WIKI_TOKEN"\nspaces = ["OPS"]\n',
+            env={"WIKI_USER": "bot@acme.test", "WIKI_TOKEN": "api-token"},
+            late=lambda r: r.match_info.get("id") in late_ids,
+        )
+
+
+# Drive and Notion list a first page of files before any is fetched, in batches the gate
+# does not yet split the way a kill needs: only Confluence is driven this way so far.
+SYSTEMS = {"confluence": confluence}
+
+
+async def kb_index(env: dict[str, str]) -> asyncio.subprocess.Process:
+    return await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "index", "--source", "ops", "--json",
+        env={**os.environ, "PYTHONPATH": str(REPO), **env}, cwd=REPO,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+
+
+async def written(pool: asyncpg.Pool) -> int:
+    return int(await pool.fetchval("SELECT count(*) FROM documents") or 0)
+
+
+@pytest.mark.parametrize("kind", sorted(SYSTEMS))
+async def test_a_first_sync_killed_half_way_resumes_without_embedding_twice(
+    kind: str, database_url: str, pool: asyncpg.Pool, tmp_path: Path
+) -> None:
+    opened = asyncio.Event()
+    async with SYSTEMS[kind](opened) as system:
+        sources = tmp_path / "sources.toml"
+        sources.write_text(f'[[source]]\nname = "ops"\n{system.toml}')
+        env = {
+            "DATABASE_URL": database_url,
+            "KB_HOME": str(tmp_path / "home"),
+            "KB_SOURCES": str(sources),
+            "KB_INDEX_BATCH_SIZE": "2",  # written a couple of documents at a time
+            **system.env,
+        }
+        process = await kb_index(env)
+        deadline = asyncio.get_running_loop().time() + 240
+        while await written(pool) < 2:
+            assert process.returncode is None, (await process.communicate())[1].decode()
+            assert asyncio.get_running_loop().time() < deadline, "nothing was written"
+            await asyncio.sleep(0.05)
+        process.send_signal(signal.SIGKILL)
+        await process.wait()
+        before = await written(pool)
+        assert 2 <= before < PAGES  # killed half-way: the late pages were still held
+        cursor = await pool.fetchval("SELECT count(*) FROM source_cursors WHERE source = 'ops'")
+        assert cursor == 0  # a killed run saves no cursor
+
+        opened.set()
+        again = await kb_index(env)
+        out, err = await asyncio.wait_for(again.communicate(), timeout=300)
+        assert again.returncode == 0, err.decode()
+        assert "Traceback" not in err.decode()
+    report: dict[str, Any] = json.loads(out)
+    assert await written(pool) == PAGES, (json.dumps(report), before, err.decode()[-800:])
+    # What the killed run wrote is found unchanged by its hashes, not embedded again.
+    assert report["documents_unchanged"] >= before, report
+    assert report["documents_added"] == PAGES - report["documents_unchanged"], report
