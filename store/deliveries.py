@@ -20,6 +20,7 @@ has run out, so a live process's question is never taken from it.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import timedelta
 
@@ -93,7 +94,7 @@ class DeliveryLog:
             reply_thread_ts,
             asker_user_id,
             response_url,
-            json.dumps(asdict(question)) if question is not None else None,
+            _storable(question) if question is not None else None,
             self._lease,
         )
         return bool(inserted)
@@ -209,3 +210,15 @@ class DeliveryLog:
             "DELETE FROM slack_deliveries WHERE received_at < now() - $1::interval", older_than
         )
         return int(result.split()[-1])
+
+
+# jsonb refuses NUL (\u0000) and lone surrogates, and a question may hold either: kept
+# without them (the run that answers it cleans its text the same way).
+_UNSTORABLE = re.compile("[\x00\ud800-\udfff]")
+
+
+def _storable(question: Question) -> str:
+    fields = {
+        k: _UNSTORABLE.sub("", v) if isinstance(v, str) else v for k, v in asdict(question).items()
+    }
+    return json.dumps(fields)

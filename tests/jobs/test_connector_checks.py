@@ -78,11 +78,11 @@ async def test_a_slack_check_counts_the_threads_of_its_channels(slack: FakeSlack
     assert (seen.visible, seen.titles) == (1, ("#help",))
 
 
-async def test_a_private_channel_is_read_only_into_a_collection_the_admin_named(
+async def test_a_private_channel_is_read_and_marked_visible_only_in_itself(
     slack: FakeSlackHistory,
 ) -> None:
     from jobs.connectors.base import ConnectorContext
-    from jobs.documents import FailedDocument, SourceDocument
+    from jobs.documents import SourceDocument
     from jobs.slack_threads.builder import build_slack_source
 
     slack.add_channel("G0SECRET1", "secret-ops", is_private=True)
@@ -98,10 +98,12 @@ async def test_a_private_channel_is_read_only_into_a_collection_the_admin_named(
         source = build_slack_source(config, ConnectorContext(credentials=credentials))
         return [item async for item in source.documents()]
 
-    (refused,) = await items()
-    assert (
-        isinstance(refused, FailedDocument) and "is private: name its collection" in refused.reason
-    )
+    # By default its threads are searched in that channel only (store/private_collections.py).
+    (document,) = await items()
+    assert isinstance(document, SourceDocument) and document.collection == "secret-ops"
+    assert document.metadata["slack"]["visible_only_in"] == "G0SECRET1"
+    # A collection the admin named hands the decision to slack.toml: no mark.
     (document,) = await items(collections={"secret-ops": "secret-ops-only"})
     assert isinstance(document, SourceDocument) and document.collection == "secret-ops-only"
     assert document.metadata["slack"]["private"] is True
+    assert "visible_only_in" not in document.metadata["slack"]
