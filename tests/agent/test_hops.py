@@ -298,6 +298,4 @@ async def test_a_page_the_evidence_names_is_held_to_the_phrases_of_the_pages_rea
     sick = passage(2, "Advanced sick leave", "You earn 4 sick leave hours per pay period.", 0.6)
     state = state_for(question)
     found = await reasoner(embedder).extract(0, [leave, sick], state)
-    assert found and all("sick leave hours" not in e.quote for e in found), [
-        e.quote for e in found
-    ]
+    assert found and all("sick leave hours" not in e.quote for e in found), [e.quote for e in found]
