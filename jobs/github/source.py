@@ -260,15 +260,12 @@ class GitHubSource(ChangeFeedSource):
             comments = await api.comments(repository, issue.number) if issue.comments else []
         except DocumentError as error:
             return FailedDocument(uri, error.reason)
-        parts = [_markdown(issue.body, issue.html_url)]
-        for comment in comments:
-            heading = f"## Reply by {comment.author}" if comment.author else "## Reply"
-            parts.append(f"{heading}\n\n{_markdown(comment.body, issue.html_url)}")
+        replies = [("Reply", c.author, c.body) for c in comments]
         return SourceDocument(
             uri=uri,
             title=f"{issue.title} (#{issue.number})",
             url=issue.html_url,
-            text=tidy_text("\n\n".join(p for p in parts if p.strip())),
+            text=_thread_text(issue.body, replies, issue.html_url),
             metadata={
                 "github": {
                     "repo": repository.full_name,
@@ -368,16 +365,12 @@ def _wiki_document(
 def _discussion_document(
     repository: Repository, discussion: Discussion, uri: str
 ) -> SourceDocument:
-    parts = [_markdown(discussion.body, discussion.url)]
-    for reply in discussion.replies:
-        kind = "Answer" if reply.is_answer else "Reply"
-        heading = f"## {kind} by {reply.author}" if reply.author else f"## {kind}"
-        parts.append(f"{heading}\n\n{_markdown(reply.body, discussion.url)}")
+    replies = [("Answer" if r.is_answer else "Reply", r.author, r.body) for r in discussion.replies]
     return SourceDocument(
         uri=uri,
         title=f"{discussion.title} (discussion #{discussion.number})",
         url=discussion.url,
-        text=tidy_text("\n\n".join(p for p in parts if p.strip())),
+        text=_thread_text(discussion.body, replies, discussion.url),
         metadata={
             "github": {
                 "repo": repository.full_name,
@@ -390,6 +383,15 @@ def _discussion_document(
         },
         updated_at=discussion.updated_at,
     )
+
+
+def _thread_text(body: str, replies: list[tuple[str, str, str]], page_url: str) -> str:
+    """A post, then each (kind, author, body) reply under "## Reply by author"."""
+    parts = [_markdown(body, page_url)]
+    for kind, author, text in replies:
+        heading = f"## {kind} by {author}" if author else f"## {kind}"
+        parts.append(f"{heading}\n\n{_markdown(text, page_url)}")
+    return tidy_text("\n\n".join(p for p in parts if p.strip()))
 
 
 def _markdown(body: str, page_url: str) -> str:
