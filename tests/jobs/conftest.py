@@ -1,15 +1,22 @@
-"""Fixtures for the jobs tests: the bundled handbook, loaded once, and a PDF writer."""
+"""Fixtures for the jobs tests: the bundled handbook, loaded once, a PDF writer, and a
+reindex job over the session's database and model with the credentials a test gives."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
 
+import asyncpg
 import pytest
 
 from bot import sample_kb
 from jobs.directory import handbook_source
 from jobs.documents import FailedDocument, SourceDocument
+from jobs.indexing import Indexer
+from jobs.reindex import ReindexJob
+from store.documents import DocumentRepository
+from store.embedding import SentenceTransformerEmbedder
+from store.index_runs import IndexRunRepository
 
 HANDBOOK_ROOT = sample_kb.handbook_root()
 
@@ -74,3 +81,23 @@ def write_minimal_pdf(lines: list[str], *, title: str | None = None) -> bytes:
 @pytest.fixture
 def minimal_pdf() -> Callable[..., bytes]:
     return write_minimal_pdf
+
+
+@pytest.fixture
+def reindex_job(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp_path: Path
+) -> Callable[[dict[str, str]], ReindexJob]:
+    """`reindex_job(credentials)`: the real job, with credentials as the environment gives them."""
+
+    def make(credentials: dict[str, str]) -> ReindexJob:
+        documents = DocumentRepository(pool)
+        return ReindexJob(
+            pool=pool,
+            indexer=Indexer(repository=documents, embedder=embedder),
+            documents=documents,
+            runs=IndexRunRepository(pool),
+            base_dir=tmp_path,
+            credentials=credentials,
+        )
+
+    return make

@@ -7,8 +7,7 @@ not want a person's token behind its index installs an app instead.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 
 import asyncpg
 import pytest
@@ -17,15 +16,12 @@ from cryptography.hazmat.primitives.asymmetric import rsa
 from pydantic import ValidationError
 
 from jobs.config import GitHubSettings, GitHubSourceConfig, credential_envs
-from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
-from store.documents import DocumentRepository
-from store.embedding import SentenceTransformerEmbedder
-from store.index_runs import IndexRunRepository
 from tests.jobs.fake_github import FakeGitHub, running_fake_github
 from tests.jobs.fake_github_wiki import serving_wikis
 
 APP_ID, INSTALLATION = 31337, 4242
+MakeJob = Callable[[dict[str, str]], ReindexJob]
 
 
 def _key_pair() -> tuple[str, str]:
@@ -57,20 +53,6 @@ async def github(keys: tuple[str, str]) -> AsyncIterator[FakeGitHub]:
         yield fake
 
 
-def job(
-    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp: Path, key: str
-) -> ReindexJob:
-    documents = DocumentRepository(pool)
-    return ReindexJob(
-        pool=pool,
-        indexer=Indexer(repository=documents, embedder=embedder),
-        documents=documents,
-        runs=IndexRunRepository(pool),
-        base_dir=tmp,
-        credentials={"GH_APP_KEY": key},
-    )
-
-
 def config(fake: FakeGitHub, installation: int = INSTALLATION) -> GitHubSourceConfig:
     settings = GitHubSettings(
         base_url=fake.base_url,
@@ -83,13 +65,11 @@ def config(fake: FakeGitHub, installation: int = INSTALLATION) -> GitHubSourceCo
 
 
 async def test_an_app_installation_token_is_minted_once_and_used_for_every_call(
-    pool: asyncpg.Pool,
-    embedder: SentenceTransformerEmbedder,
-    tmp_path: Path,
+    reindex_job: MakeJob,
     github: FakeGitHub,
     keys: tuple[str, str],
 ) -> None:
-    outcome = await job(pool, embedder, tmp_path, keys[0]).run([config(github)])
+    outcome = await reindex_job({"GH_APP_KEY": keys[0]}).run([config(github)])
     assert not outcome.errors
     assert outcome.reports[0].documents_added == 1
     mint, *calls = github.requests
@@ -104,10 +84,10 @@ async def test_an_app_installation_token_is_minted_once_and_used_for_every_call(
 
 
 async def test_a_key_the_app_does_not_have_fails_the_run_in_one_line_naming_the_app(
-    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp_path: Path, github: FakeGitHub
+    reindex_job: MakeJob, github: FakeGitHub
 ) -> None:
     other_key, _ = _key_pair()
-    outcome = await job(pool, embedder, tmp_path, other_key).run([config(github)])
+    outcome = await reindex_job({"GH_APP_KEY": other_key}).run([config(github)])
     error = outcome.errors["runbooks"]
     assert f"GitHub App {APP_ID}" in error and "GH_APP_KEY" in error and "401" in error
     assert "\n" not in error and "BEGIN" not in error  # one line, and never the key
@@ -115,16 +95,14 @@ async def test_a_key_the_app_does_not_have_fails_the_run_in_one_line_naming_the_
 
 
 async def test_a_wrong_installation_or_a_broken_key_says_what_to_fix(
-    pool: asyncpg.Pool,
-    embedder: SentenceTransformerEmbedder,
-    tmp_path: Path,
+    reindex_job: MakeJob,
     github: FakeGitHub,
     keys: tuple[str, str],
 ) -> None:
-    outcome = await job(pool, embedder, tmp_path, keys[0]).run([config(github, installation=9)])
+    outcome = await reindex_job({"GH_APP_KEY": keys[0]}).run([config(github, installation=9)])
     assert "no installation 9" in outcome.errors["runbooks"]
     truncated = keys[0][: len(keys[0]) // 2]
-    outcome = await job(pool, embedder, tmp_path, truncated).run([config(github)])
+    outcome = await reindex_job({"GH_APP_KEY": truncated}).run([config(github)])
     error = outcome.errors["runbooks"]
     assert "GH_APP_KEY does not hold a GitHub App private key" in error
     assert truncated[40:80] not in error
@@ -146,8 +124,7 @@ def test_an_app_needs_both_ids_and_reads_only_its_key() -> None:
 
 async def test_an_app_reads_the_wiki_with_an_installation_token_as_git_s_password(
     pool: asyncpg.Pool,
-    embedder: SentenceTransformerEmbedder,
-    tmp_path: Path,
+    reindex_job: MakeJob,
     github: FakeGitHub,
     keys: tuple[str, str],
 ) -> None:
@@ -156,7 +133,7 @@ async def test_an_app_reads_the_wiki_with_an_installation_token_as_git_s_passwor
         wikis.write("acme/runbooks", {"Escalation.md": "# Escalation\n\nCall the duty manager.\n"})
         source = config(github)
         settings = source.settings.model_copy(update={"wiki": True})
-        outcome = await job(pool, embedder, tmp_path, keys[0]).run(
+        outcome = await reindex_job({"GH_APP_KEY": keys[0]}).run(
             [source.model_copy(update={"settings": settings})]
         )
     assert not outcome.errors

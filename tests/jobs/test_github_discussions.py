@@ -6,19 +6,14 @@ closed-as-answered first)", synced by update time so a quiet repository costs li
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import asyncpg
 import pytest
 
 from jobs.config import GitHubSettings, GitHubSourceConfig
-from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
-from store.documents import DocumentRepository
-from store.embedding import SentenceTransformerEmbedder
-from store.index_runs import IndexRunRepository
 from tests.jobs.fake_github import TOKEN, FakeGitHub, running_fake_github
 from tests.jobs.fake_github_graphql import FakeDiscussion, execute
 
@@ -45,16 +40,8 @@ async def github() -> AsyncIterator[FakeGitHub]:
 
 
 @pytest.fixture
-def job(pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> ReindexJob:
-    documents = DocumentRepository(pool)
-    return ReindexJob(
-        pool=pool,
-        indexer=Indexer(repository=documents, embedder=embedder),
-        documents=documents,
-        runs=IndexRunRepository(pool),
-        base_dir=tmp_path,
-        credentials={"GH_TOKEN": TOKEN},
-    )
+def job(reindex_job: Callable[[dict[str, str]], ReindexJob]) -> ReindexJob:
+    return reindex_job({"GH_TOKEN": TOKEN})
 
 
 def config(fake: FakeGitHub, discussions: str = "answered") -> GitHubSourceConfig:

@@ -7,18 +7,13 @@ deleted; issues are documents with their comments; nothing needs the network.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 
 import asyncpg
 import pytest
 
 from jobs.config import GitHubSettings, GitHubSourceConfig
-from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
-from store.documents import DocumentRepository
-from store.embedding import SentenceTransformerEmbedder
-from store.index_runs import IndexRunRepository
 from tests.jobs.fake_github import TOKEN, FakeGitHub, FakeIssue, running_fake_github
 
 GUIDE = """# Deploy guide
@@ -55,16 +50,8 @@ async def github() -> AsyncIterator[FakeGitHub]:
 
 
 @pytest.fixture
-def job(pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> ReindexJob:
-    documents = DocumentRepository(pool)
-    return ReindexJob(
-        pool=pool,
-        indexer=Indexer(repository=documents, embedder=embedder),
-        documents=documents,
-        runs=IndexRunRepository(pool),
-        base_dir=tmp_path,
-        credentials={"GH_DOCS_TOKEN": TOKEN},
-    )
+def job(reindex_job: Callable[[dict[str, str]], ReindexJob]) -> ReindexJob:
+    return reindex_job({"GH_DOCS_TOKEN": TOKEN})
 
 
 def config(fake: FakeGitHub, **settings: object) -> GitHubSourceConfig:

@@ -6,18 +6,13 @@ Issue 21 item 3 asks for "the repository wiki"; GitHub serves it only as a git r
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
+from collections.abc import AsyncIterator, Callable
 
 import asyncpg
 import pytest
 
 from jobs.config import GitHubSettings, GitHubSourceConfig
-from jobs.indexing import Indexer
 from jobs.reindex import ReindexJob
-from store.documents import DocumentRepository
-from store.embedding import SentenceTransformerEmbedder
-from store.index_runs import IndexRunRepository
 from tests.jobs.fake_github import TOKEN, FakeGitHub, running_fake_github
 from tests.jobs.fake_github_wiki import FakeWikis, serving_wikis
 
@@ -50,16 +45,8 @@ def wikis(github: FakeGitHub) -> AsyncIterator[FakeWikis]:
 
 
 @pytest.fixture
-def job(pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, tmp_path: Path) -> ReindexJob:
-    documents = DocumentRepository(pool)
-    return ReindexJob(
-        pool=pool,
-        indexer=Indexer(repository=documents, embedder=embedder),
-        documents=documents,
-        runs=IndexRunRepository(pool),
-        base_dir=tmp_path,
-        credentials={"GH_TOKEN": TOKEN},
-    )
+def job(reindex_job: Callable[[dict[str, str]], ReindexJob]) -> ReindexJob:
+    return reindex_job({"GH_TOKEN": TOKEN})
 
 
 def config(fake: FakeGitHub) -> GitHubSourceConfig:
