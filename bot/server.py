@@ -91,6 +91,7 @@ async def running_slack(
         yield None
         return
     from bot.slack.app import build_app
+    from bot.slack.journal import replay
     from bot.slack.web import bot_identity, build_web_client
 
     assert settings.slack_bot_token is not None
@@ -112,6 +113,8 @@ async def running_slack(
         running = SlackRunning(services=services, app=build_app(services), http=secret is not None)
         sweep = build_sweep(runtime, services)
         await sweep.once()  # what a stopped process left, before new questions come in
+        if services.journal is not None:  # what a process stopped during an outage kept
+            await replay(services.journal, running.app, services.signing_secret)
         sweeping = asyncio.create_task(
             sweep.run(every=_sweep_period(runtime.settings)), name="question sweep"
         )

@@ -174,6 +174,11 @@ class Settings(BaseSettings):
         return self.kb_home / "postgres"
 
     @property
+    def slack_journal_path(self) -> Path:
+        """Where Slack requests acked during a database outage wait (bot/slack/journal.py)."""
+        return self.kb_home / "slack-journal"
+
+    @property
     def slack_config_path(self) -> Path:
         """The Slack access file: KB_SLACK_CONFIG, else slack.toml in KB_HOME."""
         return self.slack_config_file or self.kb_home / "slack.toml"

@@ -64,6 +64,7 @@ if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run i
 
     from bot.slack.config import AccessPolicy, BotOptions
     from bot.slack.home import KnowledgeGaps
+    from bot.slack.journal import Journal
     from bot.slack.services import SlackServices
     from bot.slack.thread_watch import ThreadWatch
     from bot.slack.views import KnowledgeGap
@@ -260,6 +261,7 @@ class Runtime:
         """Everything the Slack listeners need; `answerer` defaults to the agent loop of
         the index's active model, looked up per question (ActiveModelAnswerer)."""
         from bot.slack.config import load_access
+        from bot.slack.journal import Journal
 
         return compose_slack(
             pool=self.pool,
@@ -273,6 +275,7 @@ class Runtime:
             metrics=self.metrics,
             knowledge_gaps=self.knowledge_gaps,
             thread_watch=thread_watch,
+            journal=Journal(self.settings.slack_journal_path),
         )
 
     async def knowledge_gaps(self) -> list[KnowledgeGap]:
@@ -388,6 +391,7 @@ def compose_slack(
     metrics: Metrics | None = None,
     knowledge_gaps: KnowledgeGaps | None = None,
     thread_watch: ThreadWatch | None = None,
+    journal: Journal | None = None,
 ) -> SlackServices:
     """The Slack app's services over one pool, one Web API client and one answerer."""
     from bot.slack.assistant import AssistantDesk, StoredThreadContext
@@ -508,6 +512,7 @@ def compose_slack(
             bot_user_id=str(identity.bot_user_id),
         ),
         thread_watch=thread_watch,
+        journal=journal,
     )
 
 

@@ -43,6 +43,16 @@ def with_database(dsn: str, database: str) -> str:
     return urlunsplit(parts._replace(path=f"/{database}"))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def kb_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """KB_HOME for everything the tests build in this process (Settings()): a folder of
+    the session's, so no test reads or writes the developer's own (its slack.toml, the
+    Slack journal). The `kb` processes tests start get their own KB_HOME."""
+    home = tmp_path_factory.mktemp("kb-home")
+    os.environ["KB_HOME"] = str(home)
+    return home
+
+
 @pytest.fixture(scope="session")
 async def pg_server(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[EmbeddedPostgres]:
     server = await start_embedded_postgres(tmp_path_factory.mktemp("pg") / "data")

@@ -25,10 +25,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from slack_bolt.context.async_context import AsyncBoltContext
+from slack_bolt.request.async_request import AsyncBoltRequest
 from slack_bolt.response import BoltResponse
 
 from bot.logs import begin
 from bot.slack.config import BotOptions
+from bot.slack.journal import REPLAYED, KeptRequest
 from bot.slack.predicates import delivery_key, event_of, is_noise, never_for_the_bot
 from bot.slack.thread_watch import ThreadWatch
 
@@ -79,13 +81,20 @@ DELIVERY = "kb_delivery"
 class Delivery:
     key: str
     kind: str
+    # The request as received, written to the journal should its claim meet an outage.
+    request: KeptRequest | None = None
+    replayed: bool = False
 
 
 def mark_delivery() -> Middleware:
-    async def mark_delivery(body: dict[str, Any], context: AsyncBoltContext, next: Next) -> Any:
+    async def mark_delivery(
+        body: dict[str, Any], context: AsyncBoltContext, request: AsyncBoltRequest, next: Next
+    ) -> Any:
         found = delivery_key(body)
         if found is not None:
-            context[DELIVERY] = Delivery(*found)
+            key, kind = found
+            kept = KeptRequest.of(request)
+            context[DELIVERY] = Delivery(key, kind, kept, replayed=bool(context.get(REPLAYED)))
         # Every line logged for this request, and by the work it hands off, carries these.
         begin(event_id=body.get("event_id"), channel_id=context.channel_id)
         return await next()

@@ -3,11 +3,13 @@
 `hand_off` is how a listener starts its work after the ack: the work runs only once the
 delivery is claimed in Postgres (see middleware.py), so the ack never waits on the
 database and a duplicate delivery, here or on another instance, does nothing. While
-the database is down the claim waits for it (claims.py), so nothing acked is lost.
+the database is down the claim waits for it (claims.py), the request kept on disk
+meanwhile (journal.py), so nothing acked is lost, even if this process dies.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Coroutine, Mapping
 from dataclasses import dataclass
@@ -23,6 +25,7 @@ from bot.slack.config import AccessPolicy, BotOptions
 from bot.slack.escalation import EscalationDesk
 from bot.slack.feedback import FeedbackDesk
 from bot.slack.home import HomeDesk
+from bot.slack.journal import Journal
 from bot.slack.leases import Leases
 from bot.slack.messages import MessageDesk
 from bot.slack.middleware import DELIVERY, Delivery
@@ -59,6 +62,8 @@ class SlackServices:
     rerun: Rerun
     # Threads of the `slack` sources read again when they change (kb serve with sources).
     thread_watch: ThreadWatch | None = None
+    # Where requests acked during a database outage wait for their claim (journal.py).
+    journal: Journal | None = None
 
     async def dm_thread_message(
         self, event: Mapping[str, Any], *, team_id: str, bot_user_id: str
@@ -74,15 +79,37 @@ class SlackServices:
         self, context: AsyncBoltContext, work: Coroutine[Any, Any, None], *, name: str
     ) -> None:
         """Run `work` after the ack, if this delivery is the first of its kind."""
-        self.tasks.start(_first_delivery(self.deliveries, context.get(DELIVERY), work), name=name)
+        first = _first_delivery(self.deliveries, self.journal, context.get(DELIVERY), work)
+        self.tasks.start(first, name=name)
 
 
 async def _first_delivery(
-    deliveries: DeliveryLog, delivery: Delivery | None, work: Coroutine[Any, Any, None]
+    deliveries: DeliveryLog,
+    journal: Journal | None,
+    delivery: Delivery | None,
+    work: Coroutine[Any, Any, None],
 ) -> None:
-    if delivery is not None and not await claim_when_reachable(
-        lambda: deliveries.claim(delivery.key, kind=delivery.kind)
-    ):
+    if delivery is None:
+        await work
+        return
+    kept = delivery.replayed
+
+    async def keep() -> None:
+        nonlocal kept
+        if journal is None or delivery.request is None:
+            return
+        try:
+            await asyncio.to_thread(journal.keep, delivery.key, delivery.request)
+            kept = True
+        except OSError as exc:  # a full or read-only disk: it is still held in memory
+            log.error("could not keep the delivery on disk (%s); it waits in memory only", exc)
+
+    claimed = await claim_when_reachable(
+        lambda: deliveries.claim(delivery.key, kind=delivery.kind), on_wait=keep
+    )
+    if kept and journal is not None:
+        await asyncio.to_thread(journal.drop, delivery.key)  # the database has it now
+    if not claimed:
         work.close()
         log.info("duplicate %s delivery dropped", delivery.kind)
         return

@@ -269,3 +269,57 @@ async def test_questions_asked_while_postgres_is_down_are_answered_once_when_it_
         assert len(_answers(fake_slack)) == 3  # and no duplicates
     finally:
         database.stop()
+
+
+async def test_questions_acked_during_an_outage_survive_the_process_being_killed(
+    fake_slack: FakeSlack, tmp_path: Path
+) -> None:
+    """The process that acked them dies before the database is back; the next process on
+    the same disk (KB_HOME) answers them from its journal, each once."""
+    data = tmp_path / "pg"
+    database: EmbeddedPostgres = await start_embedded_postgres(data)
+    dsn = database.dsn
+    env = serve_env(
+        database_url=dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
+        sources=sources_file(tmp_path / "sources.toml", root=FIXTURE_KB),
+    )  # fmt: skip
+    serve = await ServeProcess.start(env, log=tmp_path / "serve.log")
+    threads = [f"1700001300.00000{n}" for n in range(3)]
+    journal = tmp_path / "home" / "slack-journal"
+    try:
+        async with aiohttp.ClientSession() as http:
+            await serve.wait_healthy(http)
+            await poll(dsn, "SELECT count(*) > 0 FROM index_runs WHERE status = 'succeeded'")
+            database.stop()
+            sender = serve.sender(http)
+            for n, ts in enumerate(threads):
+                asked = mention("How do I request annual leave?", ts=ts, event_id=f"EvKill{n}")
+                assert (await sender.event(asked)).status == 200
+            for _ in range(200):  # the claims meet the outage and keep the requests on disk
+                if len(list(journal.glob("*.json"))) == 3:
+                    break
+                await asyncio.sleep(0.05)  # polling another process's files
+            assert len(list(journal.glob("*.json"))) == 3
+            await serve.kill()
+            database = await start_embedded_postgres(data)
+            serve = await ServeProcess.start(env, log=tmp_path / "serve-again.log")
+            await serve.wait_healthy(http)
+            answers = await fake_slack.wait_for(
+                "chat.update",
+                count=3,
+                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+                timeout=180,
+            )
+            await poll(dsn, "SELECT count(*) = 3 FROM slack_deliveries WHERE outcome = 'answered'")
+    finally:
+        code = await serve.stop()
+        output = serve.output()
+    try:
+        assert code == 0, output[-3000:]
+        assert all("HRLinks" in json.dumps(a.params["blocks"]) for a in answers)
+        placeholders = fake_slack.calls_to("chat.postMessage")
+        assert sorted(p.params["thread_ts"] for p in placeholders) == threads  # one each
+        assert len(_answers(fake_slack)) == 3
+        assert list(journal.iterdir()) == []  # each file dropped once its claim was made
+    finally:
+        database.stop()
