@@ -5,14 +5,17 @@ and hands it here: the question is rebuilt from what the row kept (store/deliver
 `Question`) and answered through the same surface, over what the first run left: its
 placeholder in the thread (the recorded ts, else found by its post key) is replaced by
 the answer, a private `/kb` answer goes through the response_url, the assistant panel's
-answer is posted in its thread. A question with no way back to its asker (a `/kb`
-question killed before it was posted, a private one whose response_url expired, a row
-kept no question) is not re-run: the sweep tells its asker instead.
+answer is posted in its thread. A public `/kb` question whose process died before its
+thread was recorded is posted in the channel first, under the first run's post key, so
+a question the first run did post (its ts never recorded) is found, not posted twice.
+A question with no way back to its asker (a private one whose response_url expired, a
+row kept no question) is not re-run: the sweep tells its asker instead.
 """
 
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 import aiohttp
 from slack_sdk.errors import SlackApiError
@@ -21,6 +24,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 from bot.slack.conversation import Asked, Conversation
 from bot.slack.delivery_trail import DeliveryTrail
 from bot.slack.gate import AccessGate
+from bot.slack.notices import asked_on_behalf
 from bot.slack.posting import POST_EVENT, Poster
 from bot.slack.replies import (
     AssistantReply,
@@ -29,6 +33,7 @@ from bot.slack.replies import (
     ThreadReply,
     placeholder_post_key,
 )
+from bot.slack.threads import question_metadata
 from store.deliveries import DeliveryLog, Question, Unfinished
 
 log = logging.getLogger(__name__)
@@ -41,8 +46,6 @@ def can_rerun(unfinished: Unfinished) -> bool:
         return False
     if question.surface == "private":
         return unfinished.response_url is not None
-    if question.surface == "command":
-        return unfinished.thread_ts is not None  # the bot had posted the question
     return True
 
 
@@ -66,9 +69,19 @@ class Rerun:
         """Answer the question again; a failure shows the failure line, like any run."""
         assert unfinished.question is not None  # can_rerun said so
         question = unfinished.question
-        reply = await self._reply(unfinished, question)
+        asked = await self._asked(unfinished, question)
         log.info("re-running a question its process left unanswered")
-        await self._conversation.run(await self._asked(unfinished, question), reply)
+        if question.surface == "command" and unfinished.thread_ts is None:
+            if asked.access.shows_nothing and unfinished.response_url is not None:
+                # As the first run does: told privately, the question not posted for them.
+                shown = unfinished.placeholder_ephemeral
+                private = EphemeralReply(unfinished.response_url, shown=shown)
+                await self._conversation.run(asked, private)
+                return
+            thread_ts = await self._post_question(unfinished)
+            unfinished = replace(unfinished, thread_ts=thread_ts)
+            asked = replace(asked, thread_ts=thread_ts)
+        await self._conversation.run(asked, await self._reply(unfinished, question))
 
     async def _asked(self, unfinished: Unfinished, question: Question) -> Asked:
         # What the asker may see, decided again as when they asked: a guest, an outsider
@@ -120,6 +133,29 @@ class Rerun:
             post_key=post_key,
             placeholder_ts=placeholder,
         )
+
+    async def _post_question(self, unfinished: Unfinished) -> str:
+        """The `/kb` question in its channel, as the first run posts it (slash.py), under
+        the same post key: found if the first run posted it, else posted now."""
+        assert unfinished.question is not None
+        user, text = unfinished.question.user_id, unfinished.question.text
+        key, channel = f"{unfinished.key}/question", unfinished.channel_id
+        poster = Poster(self._client)
+        try:
+            found = await poster.find(key=key, channel=channel, thread_ts=None)
+        except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError):
+            found = None  # a duplicate question is better than none
+        thread_ts = found or await poster.post(
+            key=key,
+            channel=channel,
+            thread_ts=None,
+            text=asked_on_behalf(user_id=user, question=text),
+            metadata=question_metadata(user_id=user, question=text),
+            unfurl_links=False,
+            unfurl_media=False,
+        )
+        await DeliveryTrail(self._deliveries, unfinished.key).replying_in(thread_ts)
+        return thread_ts
 
     async def _find_placeholder(self, unfinished: Unfinished) -> str | None:
         """The first run's placeholder, posted but its ts never recorded (None if not found)."""

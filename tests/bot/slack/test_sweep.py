@@ -15,8 +15,10 @@ from typing import Any
 import asyncpg
 
 from bot.server import build_sweep
+from bot.slack.posting import with_post_key
 from bot.slack.sweep import Swept
-from tests.bot.slack.rig import FakeSlack, GatedAnswerer, mention
+from store.deliveries import Question
+from tests.bot.slack.rig import BOT_ID, BOT_USER, FakeSlack, GatedAnswerer, mention
 
 QUESTION = "How do I request annual leave?"
 
@@ -131,3 +133,56 @@ async def test_a_question_whose_rerun_dies_too_is_told_to_ask_again_in_one_line(
     assert _answers(fake_slack) == []
     assert await _question_row(corpus) == ("abandoned", 2, True)
     assert await sweep.once() == Swept()
+
+
+async def _kb_question_left_before_its_post(bot: Any, fake: FakeSlack, key: str) -> None:
+    """The row a `/kb` question leaves when its process dies right after the claim
+    (slash.py claims before it posts the question): no thread recorded."""
+    claimed = await bot.services.deliveries.claim(
+        key,
+        kind="command",
+        reply_channel="C111",
+        asker_user_id="W222",
+        response_url=fake.hook_url(),
+        question=Question(team_id="T111", user_id="W222", text=QUESTION, surface="command"),
+    )
+    assert claimed
+
+
+async def test_a_kb_question_killed_before_it_was_posted_is_posted_and_answered_by_the_rerun(
+    start_bot, fake_slack: FakeSlack, corpus: asyncpg.Pool
+) -> None:
+    running = await start_bot()
+    await _kb_question_left_before_its_post(running, fake_slack, "command:killed-early")
+    await _lease_runs_out(corpus)
+    assert await build_sweep(running.runtime, running.services).once() == Swept(rerun=1)
+    await running.idle()
+    question, placeholder = fake_slack.calls_to("chat.postMessage")
+    assert "thread_ts" not in question.params and QUESTION in question.params["text"]
+    (asked,) = fake_slack.messages["C111"][:1]
+    assert placeholder.params["thread_ts"] == asked["ts"]  # answered in the question's thread
+    (answer,) = _answers(fake_slack)
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
+    assert _told(fake_slack) == []
+    assert await _question_row(corpus) == ("answered", 2, True)
+
+
+async def test_a_kb_question_posted_but_not_recorded_is_found_not_posted_twice(
+    start_bot, fake_slack: FakeSlack, corpus: asyncpg.Pool
+) -> None:
+    running = await start_bot()
+    key = "command:killed-after-post"
+    await _kb_question_left_before_its_post(running, fake_slack, key)
+    metadata = with_post_key({"event_type": "kb_question", "event_payload": {}}, f"{key}/question")
+    posted = {
+        "type": "message", "ts": "1700000950.000100", "user": BOT_USER, "bot_id": BOT_ID,
+        "text": f"<@W222> asked: {QUESTION}", "metadata": metadata,
+    }  # fmt: skip
+    fake_slack.add_message("C111", posted)  # the first run posted it, then died
+    await _lease_runs_out(corpus)
+    assert await build_sweep(running.runtime, running.services).once() == Swept(rerun=1)
+    await running.idle()
+    (placeholder,) = fake_slack.calls_to("chat.postMessage")  # the question is not posted again
+    assert placeholder.params["thread_ts"] == posted["ts"]
+    (answer,) = _answers(fake_slack)
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
