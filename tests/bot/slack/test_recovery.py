@@ -1,5 +1,5 @@
 """Telling the askers of questions a dead process left, when they are not re-run
-(bot/slack/recovery.py, through the sweep: bot/slack/sweep.py).
+(bot/slack/delivery/recovery.py, through the sweep: bot/slack/delivery/sweep.py).
 
 These rows keep no question (claimed as before questions were kept), so the sweep can
 only tell their askers to ask again. Against the test's database and the fake Web API;
@@ -12,10 +12,10 @@ from datetime import timedelta
 
 import asyncpg
 
-from bot.slack.leases import Leases
-from bot.slack.sweep import Sweep
-from bot.slack.tasks import BackgroundTasks
-from bot.slack.web import build_web_client
+from bot.slack.delivery.leases import Leases
+from bot.slack.delivery.sweep import Sweep
+from bot.slack.delivery.tasks import BackgroundTasks
+from bot.slack.transport.web import build_web_client
 from store.deliveries import DeliveryLog, Unfinished
 from tests.bot.slack.rig import BOT_ID, BOT_TOKEN, BOT_USER, FakeSlack
 

@@ -1,4 +1,4 @@
-"""The continuous question sweep (bot/slack/sweep.py): leases, renewals and one re-run.
+"""The continuous question sweep (bot/slack/delivery/sweep.py): leases, renewals and one re-run.
 
 Replicas are bots on ports sharing the test's database. A process "dies" mid-answer by
 having its background work cancelled (nothing finishes its row, nothing renews its
@@ -15,7 +15,7 @@ from typing import Any
 import asyncpg
 
 from bot.server import build_sweep
-from bot.slack.sweep import Swept
+from bot.slack.delivery.sweep import Swept
 from tests.bot.slack.rig import FakeSlack, GatedAnswerer, mention
 
 QUESTION = "How do I request annual leave?"
