@@ -116,9 +116,10 @@ class Sweep:
         if not await self._deliveries.abandon(question.key):
             return False  # answered or renewed meanwhile by the process that has it
         try:
-            await tell_to_ask_again(self._client, question)
+            told = await tell_to_ask_again(self._client, question)
         except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError):
+            told = False
+        if not told:
             log.warning("could not tell an asker to ask again; the next sweep retries")
             await self._deliveries.reopen(question.key)
-            return False
-        return True
+        return told
