@@ -74,7 +74,7 @@ QUESTIONS = {
 }
 CORPORA = {"handbook": None, "fixture": REPO / "tests" / "fixtures" / "kb"}
 STREAM_CALLS = ("chat.startStream", "chat.appendStream", "chat.stopStream")
-# A claim line as bot/slack/streaming.py streams it.
+# A claim line as bot/slack/delivery/streaming.py streams it.
 CLAIM_LINE = re.compile(r"^- (?:\*\*.*?\*\* — )?“", re.M)
 
 

@@ -21,9 +21,9 @@ from rich.text import Text
 from agent.answer import Answer
 from bot.logs import JsonFormatter
 from bot.settings import Settings
-from bot.slack.blocks import answer_messages
-from bot.slack.config import access_report
-from bot.slack.preview import PreviewThread, messages_json, preview_html, threads_html
+from bot.slack.access.config import access_report
+from bot.slack.render.blocks import answer_messages
+from bot.slack.render.preview import PreviewThread, messages_json, preview_html, threads_html
 from bot.sources import configured_sources, handbook_config, source_credentials
 from bot.terminal import answer_text
 from bot.wiring import Runtime, open_runtime
@@ -295,7 +295,7 @@ async def serve_command(settings: Settings) -> None:
 
 async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
     from bot.server import build_http_app, running_slack, serve_until_stopped
-    from bot.slack.thread_watch import ThreadWatch
+    from bot.slack.transport.thread_watch import ThreadWatch
 
     configs, base_dir = configured_sources(settings)
     async with open_runtime(settings) as runtime:

@@ -31,9 +31,9 @@ if TYPE_CHECKING:
     from slack_bolt.adapter.socket_mode.async_handler import AsyncSocketModeHandler
     from slack_bolt.async_app import AsyncApp
 
-    from bot.slack.services import SlackServices
-    from bot.slack.sweep import Sweep
-    from bot.slack.thread_watch import ThreadWatch
+    from bot.slack.delivery.sweep import Sweep
+    from bot.slack.surfaces.services import SlackServices
+    from bot.slack.transport.thread_watch import ThreadWatch
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +66,7 @@ def build_http_app(
     app.router.add_get("/readyz", readyz)
     app.router.add_get("/metrics", metrics)
     if slack is not None:
-        from bot.slack.http import mount
+        from bot.slack.transport.http import mount
 
         mount(app, slack, max_body_bytes=max_body, on_ack=runtime.metrics.slack_acked)
     return app
@@ -90,9 +90,9 @@ async def running_slack(
     if settings.slack_missing():
         yield None
         return
-    from bot.slack.app import build_app
-    from bot.slack.journal import replay
-    from bot.slack.web import bot_identity, build_web_client
+    from bot.slack.delivery.journal import replay
+    from bot.slack.transport.app import build_app
+    from bot.slack.transport.web import bot_identity, build_web_client
 
     assert settings.slack_bot_token is not None
     # One session for every Web API call: calls reuse connections instead of opening one each.
@@ -133,8 +133,8 @@ async def running_slack(
 
 
 def build_sweep(runtime: Runtime, services: SlackServices) -> Sweep:
-    """The question sweep of this process (bot/slack/sweep.py)."""
-    from bot.slack.sweep import Sweep
+    """The question sweep of this process (bot/slack/delivery/sweep.py)."""
+    from bot.slack.delivery.sweep import Sweep
 
     return Sweep(
         pool=runtime.pool,
@@ -175,7 +175,7 @@ async def _connect(app: AsyncApp, token: SecretStr) -> AsyncSocketModeHandler:
     from slack_sdk.errors import SlackApiError
 
     from bot.slack.errors import SlackBotError
-    from bot.slack.socket_mode import connect
+    from bot.slack.transport.socket_mode import connect
 
     try:
         return await connect(app, app_token=token.get_secret_value())

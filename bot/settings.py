@@ -118,7 +118,7 @@ class Settings(BaseSettings):
         default=2, ge=1, validation_alias="KB_SLACK_RUNS_PER_WORKSPACE"
     )
     slack_history_turns: int = Field(default=10, ge=0, validation_alias="KB_SLACK_HISTORY_TURNS")
-    # A question's lease (bot/slack/sweep.py): renewed by the process answering it while
+    # A question's lease (bot/slack/delivery/sweep.py): renewed by the process answering it while
     # it works; once it runs out, a sweep on any replica re-runs the question (once),
     # then tells the asker to ask again. Sweeps (and renewals) run every
     # KB_SLACK_SWEEP_EVERY seconds, and at least three times per lease.
@@ -175,7 +175,7 @@ class Settings(BaseSettings):
 
     @property
     def slack_journal_path(self) -> Path:
-        """Where Slack requests acked during a database outage wait (bot/slack/journal.py)."""
+        """Where Slack requests acked during an outage wait (bot/slack/delivery/journal.py)."""
         return self.kb_home / "slack-journal"
 
     @property

@@ -1,14 +1,14 @@
 """Renders an Answer as plain text for the terminal (`kb ask`, `kb demo`).
 
-The Slack rendering is bot/slack/blocks.py; this is its terminal counterpart, with the
+The Slack rendering is bot/slack/render/blocks.py; this is its terminal counterpart, with the
 same claims, citations and sources.
 """
 
 from __future__ import annotations
 
 from agent.answer import Answer, Claim, Gap
-from bot.slack.blocks import NOT_COVERED
-from bot.slack.mrkdwn import plain
+from bot.slack.render.blocks import NOT_COVERED
+from bot.slack.render.mrkdwn import plain
 
 
 def answer_text(answer: Answer) -> str:

@@ -62,12 +62,12 @@ if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run i
     from slack_bolt.authorization import AuthorizeResult
     from slack_sdk.web.async_client import AsyncWebClient
 
-    from bot.slack.config import AccessPolicy, BotOptions
-    from bot.slack.home import KnowledgeGaps
-    from bot.slack.journal import Journal
-    from bot.slack.services import SlackServices
-    from bot.slack.thread_watch import ThreadWatch
-    from bot.slack.views import KnowledgeGap
+    from bot.slack.access.config import AccessPolicy, BotOptions
+    from bot.slack.delivery.journal import Journal
+    from bot.slack.render.views import KnowledgeGap
+    from bot.slack.surfaces.home_desk import KnowledgeGaps
+    from bot.slack.surfaces.services import SlackServices
+    from bot.slack.transport.thread_watch import ThreadWatch
 
 log = logging.getLogger(__name__)
 # App Home's knowledge gaps (admins): the questions of this many days.
@@ -260,8 +260,8 @@ class Runtime:
     ) -> SlackServices:
         """Everything the Slack listeners need; `answerer` defaults to the agent loop of
         the index's active model, looked up per question (ActiveModelAnswerer)."""
-        from bot.slack.config import load_access
-        from bot.slack.journal import Journal
+        from bot.slack.access.config import load_access
+        from bot.slack.delivery.journal import Journal
 
         return compose_slack(
             pool=self.pool,
@@ -280,7 +280,7 @@ class Runtime:
 
     async def knowledge_gaps(self) -> list[KnowledgeGap]:
         """`kb stats`'s knowledge gaps of the last 30 days, the top five, for App Home."""
-        from bot.slack.views import KnowledgeGap
+        from bot.slack.render.views import KnowledgeGap
         from bot.stats import knowledge_gaps
         from store.stats import StatsReader
 
@@ -359,7 +359,7 @@ def build_agent_loop(
 
 
 def slack_options(settings: Settings) -> BotOptions:
-    from bot.slack.config import BotOptions
+    from bot.slack.access.config import BotOptions
 
     return BotOptions(
         escalation_channel=settings.slack_escalation_channel,
@@ -394,24 +394,24 @@ def compose_slack(
     journal: Journal | None = None,
 ) -> SlackServices:
     """The Slack app's services over one pool, one Web API client and one answerer."""
-    from bot.slack.assistant import AssistantDesk, StoredThreadContext
-    from bot.slack.conversation import Conversation
-    from bot.slack.escalation import EscalationDesk
-    from bot.slack.feedback import FeedbackDesk
-    from bot.slack.gate import AccessGate
-    from bot.slack.home import HomeDesk
-    from bot.slack.leases import Leases
-    from bot.slack.messages import MessageDesk
-    from bot.slack.people import People, Workspace
-    from bot.slack.queue import WorkspaceQueue
-    from bot.slack.rerun import Rerun
-    from bot.slack.services import SlackServices
-    from bot.slack.shared_channels import SharedChannels
-    from bot.slack.slash import CommandDesk
-    from bot.slack.streaming import Streams
-    from bot.slack.tasks import BackgroundTasks
-    from bot.slack.threads import ThreadHistory
-    from bot.slack.trace import TraceDesk
+    from bot.slack.access.gate import AccessGate
+    from bot.slack.access.people import People, Workspace
+    from bot.slack.access.shared_channels import SharedChannels
+    from bot.slack.delivery.conversation import Conversation
+    from bot.slack.delivery.leases import Leases
+    from bot.slack.delivery.queue import WorkspaceQueue
+    from bot.slack.delivery.rerun import Rerun
+    from bot.slack.delivery.streaming import Streams
+    from bot.slack.delivery.tasks import BackgroundTasks
+    from bot.slack.delivery.threads import ThreadHistory
+    from bot.slack.surfaces.assistant_desk import AssistantDesk, StoredThreadContext
+    from bot.slack.surfaces.command_desk import CommandDesk
+    from bot.slack.surfaces.escalation_desk import EscalationDesk
+    from bot.slack.surfaces.feedback_desk import FeedbackDesk
+    from bot.slack.surfaces.home_desk import HomeDesk
+    from bot.slack.surfaces.message_desk import MessageDesk
+    from bot.slack.surfaces.services import SlackServices
+    from bot.slack.surfaces.trace_desk import TraceDesk
     from store.asked_documents import AskedDocuments
     from store.catalog import Catalog
     from store.conversations import AssistantThreads, ConversationLog

@@ -12,7 +12,7 @@ reach, and what a re-run needs (`Question`).
 A question's row carries a lease: set at the claim, renewed by the process answering
 it while it works (`renew`, a heartbeat). A row unfinished with its lease run out is a
 question whose process died mid-answer; `expired` finds them for the sweep
-(bot/slack/sweep.py), which re-runs each once (`take`) and otherwise tells its asker
+(bot/slack/delivery/sweep.py), which re-runs each once (`take`) and otherwise tells its asker
 (`abandon`), so a question is never silently dropped. Both only touch a row whose lease
 has run out, so a live process's question is never taken from it.
 """

@@ -3,7 +3,7 @@
 The slack source (jobs/slack_threads/) puts a private channel's threads in a collection
 of their own and marks each document `metadata.slack.visible_only_in` = the channel id,
 unless the admin named the collection (then slack.toml's access decides). Search then
-leaves those collections out everywhere but in that channel (bot/slack/gate.py), whatever
+leaves those collections out everywhere but in that channel (bot/slack/access/gate.py), whatever
 a place's access lists: a private conversation is never quoted where its members can't
 read it.
 

@@ -1,4 +1,4 @@
--- Questions are recovered continuously, not only at start-up (bot/slack/sweep.py).
+-- Questions are recovered continuously, not only at start-up (bot/slack/delivery/sweep.py).
 -- lease_until: the process answering a question renews it while it works (a
 -- heartbeat); a row whose lease ran out belongs to a process that died, and a sweep on
 -- any replica takes it. runs: how many times it was started (a question is re-run once,

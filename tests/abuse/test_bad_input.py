@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from bot.slack.config import BotOptions
-from bot.slack.limits import violations
+from bot.slack.access.config import BotOptions
+from bot.slack.render.limits import violations
 from tests.bot.slack.rig import BOT_USER, mention, user_message
 
 BOUND_SECONDS = 60  # per question, on a loaded 2-core machine; an answer takes ~1 s

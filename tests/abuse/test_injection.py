@@ -19,8 +19,8 @@ import pytest
 
 from agent.reasoners.claude_tools import TOOLS
 from bot.settings import Settings
-from bot.slack import actions as ids
-from bot.slack.config import Access, AccessPolicy, BotOptions
+from bot.slack.access.config import Access, AccessPolicy, BotOptions
+from bot.slack.render import action_ids as ids
 from store.filters import ChunkFilter
 from tests.agent.fake_anthropic import FakeAnthropic, Reply, running_fake
 from tests.bot.slack.rig import (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.access.config import AccessPolicy, BotOptions
 from jobs.config import load_sources
 from tests.bot.slack.rig import mention, user_message
 

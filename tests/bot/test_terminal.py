@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion
-from bot.slack.blocks import answer_messages
+from bot.slack.render.blocks import answer_messages
 from bot.terminal import answer_text
 
 

@@ -136,7 +136,7 @@ async def test_a_thread_deleted_in_slack_disappears_and_an_unchanged_one_is_not_
 async def test_a_private_channels_thread_is_quoted_in_that_channel_and_nowhere_else(
     runtime: Runtime, slack: FakeSlackHistory
 ) -> None:
-    from bot.slack.config import AccessPolicy
+    from bot.slack.access.config import AccessPolicy
 
     parent = slack.post(PRIVATE, "U0ALICE01", "Where is the break-glass password kept?")
     slack.post(PRIVATE, "U0BOB0001", "In the red vault, shelf three.", thread_ts=parent)

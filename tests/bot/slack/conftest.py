@@ -17,10 +17,10 @@ from aiohttp import web
 from agent.retrieval.hybrid import EF_SEARCH
 from bot.server import build_http_app
 from bot.settings import Settings
-from bot.slack.app import build_app
-from bot.slack.config import AccessPolicy, BotOptions
-from bot.slack.services import SlackServices
-from bot.slack.web import bot_identity, build_web_client
+from bot.slack.access.config import AccessPolicy, BotOptions
+from bot.slack.surfaces.services import SlackServices
+from bot.slack.transport.app import build_app
+from bot.slack.transport.web import bot_identity, build_web_client
 from bot.wiring import Runtime
 from jobs.directory import DirectorySource
 from jobs.indexing import Indexer, IndexOptions
@@ -149,7 +149,7 @@ async def start_socket_bot(
     corpus: asyncpg.Pool, embedder: Any, fake_slack: FakeSlack
 ) -> AsyncIterator[Callable[..., Any]]:
     """Start the bot in Socket Mode against the fake's WebSocket (no HTTP server)."""
-    from bot.slack.socket_mode import connect
+    from bot.slack.transport.socket_mode import connect
 
     started: list[tuple[Any, SlackServices, Runtime]] = []
 

@@ -1,7 +1,7 @@
 """What the fake Web API checks in blocks and views, as Slack does before it accepts them.
 
 Written from Slack's Block Kit reference (docs.slack.dev/reference/block-kit: blocks,
-block elements, views) and the methods' pages, on purpose not from `bot/slack/limits.py`:
+block elements, views) and the methods' pages, on purpose not from `bot/slack/render/limits.py`:
 a limit the bot's renderer misreads must not be misread the same way by the fake that
 tests it. Each problem is worded as Slack words it in `response_metadata.messages`
 ("[ERROR] must be less than 3001 characters [json-pointer:/blocks/0/text/text]"), and the

@@ -18,7 +18,7 @@ Used by the scenario tests (through tests/bot/slack/conftest.py) and bench/slack
   whose Slack has no such methods) it answers them `unknown_method`. Tests await
   requests on a condition, never sleep.
 - `SlackSender` signs requests as Slack does (v0 HMAC-SHA256 over `v0:timestamp:body`).
-- `start_bot` runs the real composition (bot/wiring.py → bot/slack/app.py →
+- `start_bot` runs the real composition (bot/wiring.py → bot/slack/transport/app.py →
   bot/server.py) on the test's database, the session's embedding model and a fixture
   corpus in two collections (`hr`: leave; `ops`: equipment, travel).
 """
@@ -42,7 +42,7 @@ import yaml
 from aiohttp import web
 from slack_sdk.signature import SignatureVerifier
 
-from bot.slack.blocks import placeholder_message
+from bot.slack.render.blocks import placeholder_message
 from tests.bot.slack.fake_block_kit import MESSAGE_TEXT, message_problems, view_problems
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"

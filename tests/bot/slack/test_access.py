@@ -13,8 +13,8 @@ import copy
 import json
 import re
 
-from bot.slack import actions as ids
-from bot.slack.config import AccessPolicy, BotOptions
+from bot.slack.access.config import AccessPolicy, BotOptions
+from bot.slack.render import action_ids as ids
 from store.filters import ChunkFilter
 from tests.bot.slack.rig import (
     RecordingAnswerer,

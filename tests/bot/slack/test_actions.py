@@ -6,8 +6,13 @@ import json
 
 import pytest
 
-from bot.slack import actions
-from bot.slack.actions import ActionValue, ActionValueError, action_value, parse_action_value
+from bot.slack.render import action_ids as actions
+from bot.slack.render.action_ids import (
+    ActionValue,
+    ActionValueError,
+    action_value,
+    parse_action_value,
+)
 
 
 def test_a_value_names_its_run_and_reads_back() -> None:

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap
-from bot.slack import actions as ids
-from bot.slack.blocks import (
+from bot.slack.render import action_ids as ids
+from bot.slack.render.blocks import (
     NOT_COVERED,
     EscalationPost,
     ReplyOptions,
@@ -23,8 +23,8 @@ from bot.slack.blocks import (
     help_message,
     placeholder_message,
 )
-from bot.slack.feedback_buttons import FEEDBACK, FeedbackVote, vote_of
-from bot.slack.limits import SECTION_TEXT, violations
+from bot.slack.render.feedback_buttons import FEEDBACK, FeedbackVote, vote_of
+from bot.slack.render.limits import SECTION_TEXT, violations
 
 
 def citation(number: int, *, url: str | None = None, updated: datetime | None = None) -> Citation:

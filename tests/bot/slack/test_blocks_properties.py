@@ -22,16 +22,16 @@ from hypothesis import HealthCheck, Phase, assume, example, find, given, setting
 from hypothesis import strategies as st
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap
-from bot.slack import actions as ids
-from bot.slack.blocks import (
+from bot.slack.render import action_ids as ids
+from bot.slack.render.blocks import (
     EscalationPost,
     ReplyOptions,
     SlackMessage,
     answer_messages,
     escalation_message,
 )
-from bot.slack.limits import SECTION_TEXT, violations
-from bot.slack.preview import preview_html
+from bot.slack.render.limits import SECTION_TEXT, violations
+from bot.slack.render.preview import preview_html
 
 # Snippet → what a reader sees of it.
 SNIPPETS = {

@@ -3,7 +3,7 @@
 chat.postEphemeral answers `not_in_channel` where the bot was never added (a DM between two
 people, a private channel where `/kb private` was used); the reply then goes through the
 click's response_url, and when that has expired too, to the person's DM with the app
-(bot/slack/responder.py).
+(bot/slack/surfaces/responder.py).
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import actions as ids
+from bot.slack.render import action_ids as ids
 from tests.bot.slack.rig import button_click, buttons, mention
 
 NOT_IN_CHANNEL = {"ok": False, "error": "not_in_channel"}  # chat.postEphemeral's error

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from bot.slack.config import AccessPolicy, Standing, access_report, load_access
+from bot.slack.access.config import AccessPolicy, Standing, access_report, load_access
 from bot.slack.errors import SlackConfigError
 from store.filters import NO_FILTER, ChunkFilter
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from bot.slack.config import BotOptions
+from bot.slack.access.config import BotOptions
 from tests.bot.slack.rig import RecordingAnswerer, channel_message, mention, payload, user_message
 
 FIRST = "How do I request annual leave?"
@@ -134,7 +134,7 @@ async def test_a_help_channel_question_the_documents_do_not_answer_gets_nothing(
         channel_message(question, ts="1700000105.000001", event_id="EvNoise", channel="CHELP")
     )
     await bot.idle()
-    # auth.test at start-up, then who may read and who asks (bot/slack/gate.py); no post.
+    # auth.test at start-up, then who may read and who asks (bot/slack/access/gate.py); no post.
     assert [c.method for c in fake_slack.calls] == [
         "auth.test",
         "conversations.info",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import actions as ids
-from bot.slack.config import BotOptions
+from bot.slack.access.config import BotOptions
+from bot.slack.render import action_ids as ids
 from tests.bot.slack.rig import (
     button_click,
     buttons,

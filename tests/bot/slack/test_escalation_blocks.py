@@ -6,8 +6,8 @@ import re
 from typing import Any
 
 from agent.answer import Answer, Citation, Claim, Gap
-from bot.slack import actions as ids
-from bot.slack.blocks import (
+from bot.slack.render import action_ids as ids
+from bot.slack.render.blocks import (
     EscalationPost,
     ReplyOptions,
     SlackMessage,
@@ -18,7 +18,7 @@ from bot.slack.blocks import (
     mark_escalated,
     resolved_escalation_message,
 )
-from bot.slack.limits import violations
+from bot.slack.render.limits import violations
 
 
 def found() -> Answer:

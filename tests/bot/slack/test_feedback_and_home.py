@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import actions as ids
+from bot.slack.render import action_ids as ids
 from store.index_runs import IndexRunRepository
 from tests.bot.slack.rig import (
     button_click,

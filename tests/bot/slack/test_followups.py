@@ -10,9 +10,9 @@ import json
 
 import pytest
 
-from bot.slack.followups import FollowUp, follow_up, is_thanks, reads_as_request
-from bot.slack.messages import THANKS_REACTION
-from bot.slack.predicates import Route, event_of, never_for_the_bot, route
+from bot.slack.surfaces.message_desk import THANKS_REACTION
+from bot.slack.transport.followups import FollowUp, follow_up, is_thanks, reads_as_request
+from bot.slack.transport.predicates import Route, event_of, never_for_the_bot, route
 from tests.bot.slack.rig import FIXTURES, mention, payload, user_message
 
 BOT, ASKER, COLLEAGUE = "W111", "W222", "W333"

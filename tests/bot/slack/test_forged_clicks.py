@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import actions as ids
-from bot.slack.config import BotOptions
-from bot.slack.notices import EXPERTS_ONLY, NOT_THIS_MESSAGE
+from bot.slack.access.config import BotOptions
+from bot.slack.render import action_ids as ids
+from bot.slack.render.notices import EXPERTS_ONLY, NOT_THIS_MESSAGE
 from tests.bot.slack.rig import button_click, buttons, feedback_buttons, mention, slash_command
 
 OPTIONS = BotOptions(

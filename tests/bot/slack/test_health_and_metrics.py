@@ -11,8 +11,8 @@ from apscheduler.schedulers.asyncio import AsyncIOScheduler
 from prometheus_client.parser import text_string_to_metric_families
 
 from bot.server import build_http_app
-from bot.slack import actions as ids
-from bot.slack.config import BotOptions
+from bot.slack.access.config import BotOptions
+from bot.slack.render import action_ids as ids
 from store.index_runs import IndexRunRepository
 from tests.bot.slack.conftest import runtime_on
 from tests.bot.slack.rig import GatedAnswerer, button_click, buttons, feedback_click, mention

@@ -14,11 +14,11 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from bot.slack import actions as ids
-from bot.slack.blocks import answer_messages
-from bot.slack.config import BotOptions
-from bot.slack.incoming import decode
-from bot.slack.mrkdwn import clean, escape
+from bot.slack.access.config import BotOptions
+from bot.slack.render import action_ids as ids
+from bot.slack.render.blocks import answer_messages
+from bot.slack.render.mrkdwn import clean, escape
+from bot.slack.transport.incoming import decode
 from tests.bot.slack.rig import (
     RecordingAnswerer,
     button_click,

@@ -1,4 +1,4 @@
-"""The journal of requests acked during a database outage (bot/slack/journal.py).
+"""The journal of requests acked during a database outage (bot/slack/delivery/journal.py).
 
 The end-to-end case (a process killed during the outage, its questions answered by the
 next one) is in test_postgres_restart.py; these are the file format's promises.
@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from slack_sdk.signature import SignatureVerifier
 
-from bot.slack.journal import REPLAYED, Journal, KeptRequest
+from bot.slack.delivery.journal import REPLAYED, Journal, KeptRequest
 from tests.bot.slack.rig import SIGNING_SECRET
 
 

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from bot.slack.assistant import suggested_prompts
-from bot.slack.loading import MAX_LOADING_CHARS, loading_messages
+from bot.slack.render.loading import MAX_LOADING_CHARS, loading_messages
+from bot.slack.surfaces.assistant_desk import suggested_prompts
 from store.asked_documents import CitedDocument
 from store.catalog import CollectionSummary
 

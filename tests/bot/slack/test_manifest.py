@@ -6,8 +6,8 @@ from pathlib import Path
 
 import yaml
 
-from bot.slack.http import EVENTS_PATH
-from bot.slack.listeners.command import COMMAND
+from bot.slack.surfaces.command_listener import COMMAND
+from bot.slack.transport.http import EVENTS_PATH
 
 MANIFEST = Path(__file__).resolve().parents[3] / "manifest.yml"
 

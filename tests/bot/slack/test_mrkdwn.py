@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.slack.mrkdwn import (
+from bot.slack.render.mrkdwn import (
     escape,
     group_mention,
     inline,

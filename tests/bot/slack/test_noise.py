@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.config import BotOptions
+from bot.slack.access.config import BotOptions
 from tests.bot.slack.rig import BOT_ID, BOT_USER, channel_message, payload
 
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import actions as ids
-from bot.slack.config import AccessPolicy, BotOptions
-from bot.slack.notices import OUTSIDER
+from bot.slack.access.config import AccessPolicy, BotOptions
+from bot.slack.render import action_ids as ids
+from bot.slack.render.notices import OUTSIDER
 from store.filters import NO_FILTER, ChunkFilter
 from tests.bot.slack.rig import (
     BOT_USER,

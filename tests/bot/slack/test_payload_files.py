@@ -8,8 +8,8 @@ from __future__ import annotations
 import copy
 import json
 
-from bot.slack import actions as ids
-from bot.slack.notices import OUTSIDER
+from bot.slack.render import action_ids as ids
+from bot.slack.render.notices import OUTSIDER
 from tests.bot.slack.rig import RecordingAnswerer, buttons, mention, payload
 
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.config import Standing
-from bot.slack.people import People, Workspace, standing_of
-from bot.slack.shared_channels import SharedChannels
-from bot.slack.web import build_web_client
+from bot.slack.access.config import Standing
+from bot.slack.access.people import People, Workspace, standing_of
+from bot.slack.access.shared_channels import SharedChannels
+from bot.slack.transport.web import build_web_client
 from tests.bot.slack.rig import BOT_TOKEN, TEAM, payload
 
 HOME = Workspace(team_id="T111", enterprise_id="E111")

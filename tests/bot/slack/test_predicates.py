@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.slack.predicates import (
+from bot.slack.transport.predicates import (
     CommandKind,
     Route,
     delivery_key,
@@ -122,7 +122,7 @@ def test_kb_command_text(text: str, private_default: bool, expected: tuple) -> N
 
 
 def test_chatter_is_top_level_talk_without_a_mention_outside_help_channels() -> None:
-    from bot.slack.predicates import never_for_the_bot
+    from bot.slack.transport.predicates import never_for_the_bot
 
     top_level = _event("event_message_channel_in_thread.json")
     top_level.pop("thread_ts")

@@ -5,9 +5,9 @@ from __future__ import annotations
 from bs4 import BeautifulSoup
 
 from agent.answer import Answer, Citation, Claim
-from bot.slack.blocks import answer_messages
-from bot.slack.layout import SlackMessage, actions, button, context, divider, header, section
-from bot.slack.preview import PreviewThread, preview_html, threads_html
+from bot.slack.render.blocks import answer_messages
+from bot.slack.render.layout import SlackMessage, actions, button, context, divider, header, section
+from bot.slack.render.preview import PreviewThread, preview_html, threads_html
 
 
 def page(*blocks: dict, text: str = "fallback") -> BeautifulSoup:  # type: ignore[type-arg]
@@ -113,7 +113,7 @@ def test_the_page_is_self_contained_and_shows_each_question_with_its_reply() -> 
 
 
 def test_slacks_feedback_buttons_render_at_the_foot_of_an_answer() -> None:
-    from bot.slack.feedback_buttons import FEEDBACK, feedback_block
+    from bot.slack.render.feedback_buttons import FEEDBACK, feedback_block
 
     soup = page(section("Body"), feedback_block(run_id=7))
     content = soup.select_one(".message.bot .content")

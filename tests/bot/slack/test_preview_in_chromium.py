@@ -20,9 +20,9 @@ import pytest
 from playwright.async_api import Browser, Page, async_playwright
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap
-from bot.slack.blocks import answer_messages
-from bot.slack.mrkdwn import plain
-from bot.slack.preview import preview_html
+from bot.slack.render.blocks import answer_messages
+from bot.slack.render.mrkdwn import plain
+from bot.slack.render.preview import preview_html
 
 CHROMIUM = Path("/usr/bin/chromium")
 FLAGS = [

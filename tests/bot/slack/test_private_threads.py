@@ -87,7 +87,7 @@ async def test_a_private_channels_thread_is_quoted_there_and_nowhere_else(
 
 
 def test_a_hidden_collection_stays_hidden_through_every_narrowing() -> None:
-    from bot.slack.config import Access
+    from bot.slack.access.config import Access
 
     everything = Access().hiding(frozenset({"secret-ops"}))
     assert not everything.allows("secret-ops") and everything.allows("handbook")

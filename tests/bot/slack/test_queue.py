@@ -6,8 +6,8 @@ import asyncio
 
 import pytest
 
-from bot.slack.config import BotOptions
-from bot.slack.queue import WorkspaceQueue
+from bot.slack.access.config import BotOptions
+from bot.slack.delivery.queue import WorkspaceQueue
 from tests.bot.slack.rig import GatedAnswerer, mention
 
 

@@ -1,5 +1,5 @@
 """Telling the askers of questions a dead process left, when they are not re-run
-(bot/slack/recovery.py, through the sweep: bot/slack/sweep.py).
+(bot/slack/delivery/recovery.py, through the sweep: bot/slack/delivery/sweep.py).
 
 These rows keep no question (claimed as before questions were kept), so the sweep can
 only tell their askers to ask again. Against the test's database and the fake Web API;
@@ -12,10 +12,10 @@ from datetime import timedelta
 
 import asyncpg
 
-from bot.slack.leases import Leases
-from bot.slack.sweep import Sweep
-from bot.slack.tasks import BackgroundTasks
-from bot.slack.web import build_web_client
+from bot.slack.delivery.leases import Leases
+from bot.slack.delivery.sweep import Sweep
+from bot.slack.delivery.tasks import BackgroundTasks
+from bot.slack.transport.web import build_web_client
 from store.deliveries import DeliveryLog, Unfinished
 from tests.bot.slack.rig import BOT_ID, BOT_TOKEN, BOT_USER, FakeSlack
 
@@ -181,3 +181,39 @@ async def test_a_public_kb_question_already_posted_is_told_in_its_thread(
     (post,) = fake_slack.calls_to("chat.postMessage")
     assert (post.params["channel"], post.params["thread_ts"]) == ("C1", "5.1")
     assert fake_slack.hooks == [] and fake_slack.calls_to("chat.postEphemeral") == []
+
+
+async def test_a_kb_asker_whose_ephemeral_is_refused_for_any_reason_is_told_in_the_app_s_dm(
+    pool: asyncpg.Pool, fake_slack: FakeSlack
+) -> None:
+    log = DeliveryLog(pool, lease=EXPIRED)
+    await _claim_command(log, fake_slack, "question:restricted", channel="C1")
+    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+    # A workspace preference forbids the post there; the DM is still the asker's.
+    fake_slack.script(
+        "chat.postEphemeral", status=200, body={"ok": False, "error": "restricted_action"}
+    )
+    assert await _recover(pool, fake_slack) == 1
+    (dm,) = fake_slack.calls_to("chat.postMessage")
+    assert dm.params["channel"] == "W222"
+    assert "Please ask again" in dm.params["text"]
+
+
+async def test_a_kb_asker_no_way_reaches_is_told_by_the_next_sweep(
+    pool: asyncpg.Pool, fake_slack: FakeSlack
+) -> None:
+    log = DeliveryLog(pool, lease=EXPIRED)
+    await _claim_command(log, fake_slack, "question:unreachable", channel="C1")
+    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+    fake_slack.script(
+        "chat.postEphemeral", status=200, body={"ok": False, "error": "not_in_channel"}
+    )
+    fake_slack.script(
+        "chat.postMessage", status=200, body={"ok": False, "error": "restricted_action"}
+    )
+    assert await _recover(pool, fake_slack) == 0
+    assert await pool.fetchval("SELECT finished_at FROM slack_deliveries") is None
+    assert await _recover(pool, fake_slack) == 1
+    refused, told = fake_slack.calls_to("chat.postMessage")
+    assert refused.params["channel"] == told.params["channel"] == "W222"  # the app's DM
+    assert "Please ask again" in told.params["text"]

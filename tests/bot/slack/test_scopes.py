@@ -7,7 +7,7 @@ from pathlib import Path
 
 import yaml
 
-from bot.slack.scopes import SCOPES
+from bot.slack.transport.scopes import SCOPES
 
 ROOT = Path(__file__).resolve().parents[3]
 # client.chat_postMessage(…) and api_call("conversations.members", …) / _listed("…", …)

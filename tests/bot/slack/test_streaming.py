@@ -18,10 +18,10 @@ import asyncpg
 import pytest
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack.blocks import too_long_message
-from bot.slack.config import BotOptions
-from bot.slack.replies import ThreadReply
-from bot.slack.streaming import StreamedReply
+from bot.slack.access.config import BotOptions
+from bot.slack.delivery.replies import ThreadReply
+from bot.slack.delivery.streaming import StreamedReply
+from bot.slack.render.blocks import too_long_message
 from store.runs import RunRepository
 from tests.bot.slack.rig import (
     BOT_TOKEN,

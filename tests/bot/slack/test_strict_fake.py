@@ -13,8 +13,8 @@ import pytest
 from slack_sdk.errors import SlackApiError
 from slack_sdk.web.async_client import AsyncWebClient
 
-from bot.slack import actions as ids
-from bot.slack.notices import FEEDBACK_THANKS, NOT_IN_CHANNEL
+from bot.slack.render import action_ids as ids
+from bot.slack.render.notices import FEEDBACK_THANKS, NOT_IN_CHANNEL
 from tests.bot.slack.rig import (
     FakeSlack,
     SlackSender,

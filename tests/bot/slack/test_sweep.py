@@ -1,4 +1,4 @@
-"""The continuous question sweep (bot/slack/sweep.py): leases, renewals and one re-run.
+"""The continuous question sweep (bot/slack/delivery/sweep.py): leases, renewals and one re-run.
 
 Replicas are bots on ports sharing the test's database. A process "dies" mid-answer by
 having its background work cancelled (nothing finishes its row, nothing renews its
@@ -15,8 +15,8 @@ from typing import Any
 import asyncpg
 
 from bot.server import build_sweep
-from bot.slack.posting import with_post_key
-from bot.slack.sweep import Swept
+from bot.slack.delivery.posting import with_post_key
+from bot.slack.delivery.sweep import Swept
 from store.deliveries import Question
 from tests.bot.slack.rig import BOT_ID, BOT_USER, FakeSlack, GatedAnswerer, mention
 

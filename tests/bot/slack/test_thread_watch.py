@@ -19,7 +19,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.slack.thread_watch import ThreadWatch, thread_of
+from bot.slack.transport.thread_watch import ThreadWatch, thread_of
 from jobs.config import SlackSettings, SlackSourceConfig
 from store.source_cursors import SourceCursorRepository
 from tests.bot.slack.conftest import RunningBot, runtime_on

@@ -7,8 +7,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from agent.answer import Answer, Citation, Claim, SubQuestion
-from bot.slack.blocks import trace_message
-from bot.slack.limits import violations
+from bot.slack.render.blocks import trace_message
+from bot.slack.render.limits import violations
 from store.runs import StoredRun
 
 STARTED = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)

@@ -6,10 +6,10 @@ from datetime import UTC, datetime
 
 import pytest
 
-from bot.slack import actions as ids
-from bot.slack.actions import ActionValue, ActionValueError
-from bot.slack.limits import view_violations
-from bot.slack.views import (
+from bot.slack.render import action_ids as ids
+from bot.slack.render.action_ids import ActionValue, ActionValueError
+from bot.slack.render.limits import view_violations
+from bot.slack.render.views import (
     ExpertAnswerForm,
     FeedbackCommentForm,
     HomeContent,

@@ -5,8 +5,14 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from agent.answer import Answer, Citation, Claim, Turn
-from bot.slack.config import Access
-from bot.slack.visibility import HIDDEN, chunk_ids_of, visible_answer, visible_run, visible_turn
+from bot.slack.access.config import Access
+from bot.slack.access.visibility import (
+    HIDDEN,
+    chunk_ids_of,
+    visible_answer,
+    visible_run,
+    visible_turn,
+)
 from store.catalog import ChunkOrigin
 from store.runs import StoredRun
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from bot.slack.errors import SlackBotError
-from bot.slack.web import bot_identity, build_web_client
+from bot.slack.transport.web import bot_identity, build_web_client
 from tests.bot.slack.rig import BOT_USER
 
 

@@ -1,0 +1,21 @@
+"""`message` (channels, groups, DMs): thread follow-ups, DMs and help-channel questions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slack_bolt.async_app import AsyncApp
+from slack_bolt.context.ack.async_ack import AsyncAck
+from slack_bolt.context.async_context import AsyncBoltContext
+
+from bot.slack.surfaces.services import SlackServices
+
+
+def register(app: AsyncApp, services: SlackServices) -> None:
+    @app.event("message")
+    async def on_message(ack: AsyncAck, event: dict[str, Any], context: AsyncBoltContext) -> None:
+        await ack()
+        work = services.messages.handle(
+            event, team_id=context.team_id or "", bot_user_id=context.bot_user_id or ""
+        )
+        services.hand_off(context, work, name="message")
