@@ -6,8 +6,10 @@ post it twice. So every message the bot posts for a question carries a post key 
 metadata (`event_payload.post`), chat.postMessage is sent without the blind retries,
 and before each retry the thread (`conversations.replies`) or, for a top-level post,
 the channel (`conversations.history`) is read with `include_all_metadata`: a bot message
-with that key *is* the post, and its ts is used. A 429 still waits out Retry-After
-(Slack posted nothing), and every other call keeps the client's retries.
+with that key *is* the post, and its ts is used. A post to a user id lands in the app's
+DM with them, which conversations.* only know by its D… id (`conversations.open`). A
+429 still waits out Retry-After (Slack posted nothing), and every other call keeps the
+client's retries.
 
 When that read fails too, the post is retried: a duplicate is better than a lost answer.
 """
@@ -36,6 +38,8 @@ POST_EVENT = "kb_post"
 POST_KEY = "post"
 
 _LOOKUP_PAGES = 5  # conversations.replies pages of 200 read before giving up
+# A channel given as a user id (U…, or W… on Enterprise Grid): a post to their DM.
+_USER_ID_PREFIXES = ("U", "W")
 
 
 def with_post_key(metadata: Mapping[str, Any] | None, key: str) -> dict[str, Any]:
@@ -102,10 +106,11 @@ class Poster:
                 failure = exc
             log.warning("chat.postMessage failed (%s), attempt %d", type(failure).__name__, attempt)
             await asyncio.sleep(self._backoff * 2 ** (attempt - 1))
-            found = await self._find_quietly(key=key, channel=channel, thread_ts=thread_ts)
+            conversation = await self._conversation_quietly(channel)
+            found = await self._find_quietly(key=key, channel=conversation, thread_ts=thread_ts)
             if found is not None:
                 log.info("the failed chat.postMessage had posted; its message is kept")
-                return channel, found
+                return conversation, found
             if attempt == self._attempts:
                 raise failure
         raise AssertionError("unreachable")
@@ -124,6 +129,20 @@ class Poster:
             ):
                 return str(message["ts"])
         return None
+
+    async def _conversation_quietly(self, channel: str) -> str:
+        """The conversation a post to `channel` lands in. chat.postMessage takes a user id
+        (it posts in the app's DM with them) but conversations.history does not, so the
+        DM is opened for its D… id; if that fails, the user id (the look-up fails, and
+        the post is retried)."""
+        if not channel.startswith(_USER_ID_PREFIXES):
+            return channel
+        try:
+            response = await self._client.conversations_open(users=channel)
+        except (SlackApiError, aiohttp.ClientError, OSError, TimeoutError):
+            log.warning("could not open the DM to look for an earlier post", exc_info=True)
+            return channel
+        return str(response["channel"]["id"])
 
     async def _find_quietly(self, *, key: str, channel: str, thread_ts: str | None) -> str | None:
         try:

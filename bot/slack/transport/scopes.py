@@ -36,6 +36,9 @@ SCOPES = MappingProxyType(
             "im:history",
             "mpim:history",
         ),
+        # The D… id of a DM posted to by user id, to find that post after a 5xx
+        # (bot/slack/delivery/posting.py).
+        "conversations.open": ("im:write",),
         "conversations.members": ("channels:read", "groups:read", "mpim:read"),
         # Whether a channel is shared with another organisation (never asked of a DM).
         "conversations.info": ("channels:read", "groups:read", "mpim:read"),

@@ -343,6 +343,10 @@ class FakeSlack:
             },
             "conversations.replies": self._replies,
             "conversations.history": self._history,
+            "conversations.open": lambda p: {
+                "ok": True,
+                "channel": {"id": dm_of(str(p.get("users", "")))},
+            },
             "users.info": self._user,
             "conversations.members": self._members,
             "conversations.info": self._info,
@@ -380,9 +384,12 @@ class FakeSlack:
         """missing_scope, as Slack answers a history read in a kind of conversation the
         token has no history scope for (https://docs.slack.dev/reference/methods/
         conversations.replies: channels:history, groups:history, im:history, mpim:history)."""
-        if method not in ("conversations.replies", "conversations.history"):
+        if method == "conversations.open":
+            needed = "im:write"  # https://docs.slack.dev/reference/methods/conversations.open
+        elif method in ("conversations.replies", "conversations.history"):
+            needed = _HISTORY_SCOPE[self._kind(str(p.get("channel", "")))]
+        else:
             return None
-        needed = _HISTORY_SCOPE[self._kind(str(p.get("channel", "")))]
         if needed in self.granted:
             return None
         return {
@@ -417,6 +424,7 @@ class FakeSlack:
         return {"ok": False, "error": "expired_trigger_id"}
 
     def _post(self, p: dict[str, Any]) -> dict[str, Any]:
+        p = {**p, "channel": dm_of(str(p["channel"]))}
         ts = self._next_ts()
         message = {
             "type": "message",
@@ -544,6 +552,8 @@ class FakeSlack:
         return {"ok": False, "error": "message_not_found"}
 
     def _replies(self, p: dict[str, Any]) -> dict[str, Any]:
+        if _is_user_id(p["channel"]):
+            return {"ok": False, "error": "channel_not_found"}
         thread, latest = str(p["ts"]), p.get("latest")
         with_metadata = str(p.get("include_all_metadata")) in ("1", "true", "True")
         found = []
@@ -622,6 +632,8 @@ class FakeSlack:
 
     def _history(self, p: dict[str, Any]) -> dict[str, Any]:
         """The channel's top-level messages, newest first, as Slack lists them."""
+        if _is_user_id(p["channel"]):
+            return {"ok": False, "error": "channel_not_found"}
         with_metadata = str(p.get("include_all_metadata")) in ("1", "true", "True")
         limit = int(p.get("limit") or 100)
         top = [m for m in self.messages[p["channel"]] if m.get("thread_ts") in (None, m["ts"])]
@@ -730,6 +742,18 @@ def _missing(method: str, p: dict[str, Any]) -> dict[str, Any] | None:
         "error": "invalid_arguments",
         "response_metadata": {"messages": [f"[ERROR] missing required field: {missing[0]}"]},
     }
+
+
+def _is_user_id(channel: str) -> bool:
+    return channel[:1] in ("U", "W")
+
+
+def dm_of(channel: str) -> str:
+    """The conversation a chat.postMessage to `channel` lands in: for a user id (U…, W…)
+    the app's DM with them, a D… channel (Slack answers with its id; conversations.*
+    take only conversation ids: https://docs.slack.dev/reference/methods/chat.postMessage,
+    "Post to a user's App Home Messages tab")."""
+    return "D" + channel[1:] if _is_user_id(channel) else channel
 
 
 def _refusal(method: str, p: dict[str, Any]) -> dict[str, Any] | None:

@@ -177,7 +177,7 @@ async def test_a_private_answer_escalates_and_the_expert_answers_the_asker_direc
     assert "Escalated by <@W222>" in json.dumps(marked["blocks"])
     assert "HRLinks" not in json.dumps(post["blocks"])
     await _answer_as_expert(bot, fake_slack, copy.deepcopy(post))
-    (direct,) = fake_slack.messages["W222"]  # no thread to answer in: the asker's DM
+    (direct,) = fake_slack.messages["D222"]  # no thread to answer in: the asker's DM
     assert "facilities desk" in json.dumps(direct["blocks"])
     assert await pool.fetchval("SELECT thread_ts FROM escalations") is None
 
@@ -288,3 +288,31 @@ async def test_an_escalation_and_the_expert_s_answer_are_posted_once_when_slack_
         if m.get("thread_ts") == "1700000310.000001" and "facilities desk" in json.dumps(m)
     ]
     assert len(in_thread) == 1
+
+
+async def test_an_expert_s_answer_to_the_asker_s_dm_is_posted_once_when_slack_fails_after_posting(
+    start_bot, fake_slack, pool
+):
+    # A private answer has no thread, so the expert's answer is posted to the asker's user
+    # id and lands in the app's DM (D…); the look-up after the 500 must read that DM.
+    bot = await start_bot(options=OPTIONS)
+    hook = fake_slack.hook_url("private")
+    await bot.sender.command(slash_command(f"private {QUESTION}", response_url=hook))
+    await bot.idle()
+    click = button_click(
+        button=buttons(fake_slack.hooks[-1].params["blocks"])[ids.ESCALATE],
+        user="W222",
+        channel="C111",
+        message=None,
+        response_url=hook,
+        is_ephemeral=True,
+    )
+    await bot.sender.interaction(click)
+    await bot.idle()
+    (post,) = fake_slack.messages["CESC"]
+    fake_slack.script_after("chat.postMessage", status=500, body={"ok": False, "error": "fatal"})
+    await _answer_as_expert(bot, fake_slack, copy.deepcopy(post))
+    (direct,) = fake_slack.messages["D222"]
+    assert "facilities desk" in json.dumps(direct["blocks"])
+    linked = fake_slack.calls_to("chat.getPermalink")[-1].params  # the answer's, for the post
+    assert (linked["channel"], linked["message_ts"]) == ("D222", direct["ts"])
