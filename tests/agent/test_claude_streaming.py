@@ -14,7 +14,7 @@ import html
 import re
 import time
 from collections.abc import AsyncIterator
-from typing import Any
+from typing import Any, Literal
 
 import anthropic
 import pytest
@@ -148,13 +148,13 @@ async def test_a_streamed_answer_is_the_answer_the_same_reply_gives_unstreamed(
 
 @pytest.mark.parametrize("broken", ["error", "malformed", "cut"])
 async def test_a_stream_that_breaks_is_asked_again_once_without_streaming(
-    fake: FakeAnthropic, handbook: Built, broken: str
+    fake: FakeAnthropic, handbook: Built, broken: Literal["error", "malformed", "cut"]
 ) -> None:
     _script_search(fake)
     fake.script(
         "answer",
         Reply(_true_invented_true, broken=broken),
-        Reply(_true_invented_true),  # type: ignore[arg-type]
+        Reply(_true_invented_true),
     )
     handed = Handed()
     answer = await handbook.loop(reasoner=_reasoner(fake)).answer(QUESTION, on_claim=handed)
