@@ -61,7 +61,9 @@ import aiohttp
 from aiohttp import web
 from scripted_claude import scripted_claude
 
+from store.database import open_pool
 from store.embedded import start_embedded_postgres
+from store.runs import RunRepository
 from tests.agent.fake_anthropic import Recorded
 from tests.bot.slack.rig import SIGNING_SECRET, FakeSlack, SlackSender, mention
 
@@ -181,6 +183,26 @@ async def wait_healthy(http: aiohttp.ClientSession, port: int, process, timeout:
     raise SystemExit(f"the server on port {port} never became healthy")
 
 
+async def run_steps(dsn: str, count: int) -> dict[str, float]:
+    """The median time of each kind of step over the last `count` stored runs (agent_runs),
+    and of the whole run: where a run's time goes, once it has started."""
+    pool = await open_pool(dsn, max_size=1)
+    try:
+        runs = await RunRepository(pool).latest(limit=count)
+    finally:
+        await pool.close()
+    per_run: list[Counter[str]] = []
+    for run in runs:
+        spent: Counter[str] = Counter()
+        for step in run.steps:
+            spent[step["action"]] += step["latency_ms"]
+        per_run.append(spent)
+    actions = sorted({a for spent in per_run for a in spent})
+    medians = {a: statistics.median(spent[a] for spent in per_run) for a in actions}
+    medians["whole run"] = statistics.median(r.latency_ms or 0.0 for r in runs)
+    return medians
+
+
 def answers_per_thread(fake: FakeSlack) -> Counter[str]:
     """How many answers (chat.update with kb_answer metadata) each placeholder got."""
     return Counter(
@@ -289,6 +311,7 @@ async def _bot_run(
                 fake.calls_to("chat.startStream")
             )
             first_claim, final = stream_timings(fake, sent_at)
+            step_ms = await run_steps(database.dsn, args.events)
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=120)
@@ -303,6 +326,7 @@ async def _bot_run(
         "placeholders": placeholders,
         "first_claim": first_claim,
         "final": final,
+        "step_ms": step_ms,
     }
     return acks, outcome
 
@@ -375,6 +399,9 @@ def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: d
         f"KB_SLACK_RUNS_PER_WORKSPACE={args.runs_per_workspace})",
         *_claude_lines(args, outcome),
         *_streaming_lines(args, outcome),
+        "",
+        "Where a run's time goes once it has started (agent_runs, median per run, ms): "
+        + ", ".join(f"{a} {ms:.0f}" for a, ms in outcome["step_ms"].items()),
         "",
         "## Machine",
         "",
