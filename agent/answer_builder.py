@@ -12,7 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion, Turn
-from agent.claim_grounding import Grounded, ground_claims
+from agent.claim_grounding import Grounded, ground_claims, ground_each, merged
 from agent.conflicts import find_conflicts
 from agent.grounding import GroundingVerifier
 from agent.language.questions import answer_type
@@ -43,12 +43,16 @@ class AnswerBuilder:
         self._stems = stems
         self._recorder = recorder
         self._max_claims = max_claims
+        # This run's drafts, each grounded once: a claim checked as it was written is
+        # not checked (nor counted) again when the answer is built.
+        self._checked: dict[DraftClaim, Grounded] = {}
 
     async def _ground(self, drafts: list[DraftClaim], *, from_run: bool) -> Grounded:
         """Every path that produces claims goes through here; the counts are recorded."""
-        grounded = await ground_claims(
-            self._verifier, drafts, stems=self._stems, read=self._chunks if from_run else None
-        )
+        if from_run:
+            grounded = merged(await self._ground_each(drafts))
+        else:
+            grounded = await ground_claims(self._verifier, drafts, stems=self._stems)
         verification = self._recorder.verification
         for dropped in grounded.dropped:
             verification["dropped"].append({"chunk_id": dropped.chunk_id, "reason": dropped.reason})
@@ -58,6 +62,21 @@ class AnswerBuilder:
         verification["statements_written"] += grounded.statements_written
         verification["statements_dropped"] += grounded.statements_dropped
         return grounded
+
+    async def _ground_each(self, drafts: Sequence[DraftClaim]) -> list[Grounded]:
+        new = [d for d in dict.fromkeys(drafts) if d not in self._checked]
+        if new:
+            results = await ground_each(self._verifier, new, stems=self._stems, read=self._chunks)
+            self._checked.update(zip(new, results, strict=True))
+        return [self._checked[d] for d in drafts]
+
+    async def written(self, drafts: Sequence[DraftClaim]) -> None:
+        """The claims a reasoner has written so far (a prefix of its answer): each
+        grounded now, and those kept handed over at once, numbered as the answer will
+        number them. Nothing is counted here; the answer counts what it keeps."""
+        parts = await self._ground_each(drafts[: self._max_claims])
+        claims, citations = self._numbered([d for p in parts for d in p.kept])
+        await self._recorder.hand_over_claims(claims, citations)
 
     async def grounded(self, drafts: list[DraftClaim]) -> Answer:
         started = time.perf_counter()
@@ -69,6 +88,34 @@ class AnswerBuilder:
 
     def _answer(self, kept: list[DraftClaim], grounded: Grounded) -> Answer:
         rejected = len(grounded.dropped)
+        claims, citations = self._numbered(kept)
+        subs = self._sub_questions(kept)
+        # Quotes that only partly answer are shown, and a human is still offered.
+        escalate = any(s.key and s.status != "answered" for s in subs) or all(
+            s.status != "answered" for s in subs
+        )
+        stop = self.state.stop_reason or "no_better_action"
+        if escalate and rejected and stop == "enough_evidence":
+            stop = "insufficient_grounding"
+        return Answer(
+            question=self.state.goal.question,
+            claims=tuple(claims),
+            citations=tuple(citations),
+            stop_reason=stop,
+            escalate=escalate,
+            sub_questions=tuple(subs),
+            gaps=tuple(self._gaps(subs)),
+            conflicts=tuple(self._conflicts(claims, citations)),
+            standalone_question=self._standalone(),
+            rejected_claims=rejected,
+            statements_written=grounded.statements_written,
+            statements_dropped=grounded.statements_dropped,
+            timings_ms=self._recorder.timings(),
+        )
+
+    def _numbered(self, kept: Sequence[DraftClaim]) -> tuple[list[Claim], list[Citation]]:
+        """The kept drafts as claims, each document cited by its number in order of first
+        citation (so a prefix of the drafts is numbered as the whole answer numbers it)."""
         citations: dict[int, Citation] = {}
         claims: list[Claim] = []
         for draft in kept:
@@ -91,29 +138,7 @@ class AnswerBuilder:
                     span=draft.span if draft.sub_question in self.state.answered else "",
                 )
             )
-        subs = self._sub_questions(kept)
-        # Quotes that only partly answer are shown, and a human is still offered.
-        escalate = any(s.key and s.status != "answered" for s in subs) or all(
-            s.status != "answered" for s in subs
-        )
-        stop = self.state.stop_reason or "no_better_action"
-        if escalate and rejected and stop == "enough_evidence":
-            stop = "insufficient_grounding"
-        return Answer(
-            question=self.state.goal.question,
-            claims=tuple(claims),
-            citations=tuple(citations.values()),
-            stop_reason=stop,
-            escalate=escalate,
-            sub_questions=tuple(subs),
-            gaps=tuple(self._gaps(subs)),
-            conflicts=tuple(self._conflicts(claims, list(citations.values()))),
-            standalone_question=self._standalone(),
-            rejected_claims=rejected,
-            statements_written=grounded.statements_written,
-            statements_dropped=grounded.statements_dropped,
-            timings_ms=self._recorder.timings(),
-        )
+        return claims, list(citations.values())
 
     def _sub_questions(self, kept: list[DraftClaim]) -> list[SubQuestion]:
         with_claims = {d.sub_question for d in kept}

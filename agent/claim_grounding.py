@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 
-from agent.grounding import GroundingVerifier, QuoteCheck, normalise
+from agent.grounding import GroundingVerifier, QuoteCheck, Verdict, normalise
 from agent.reasoners.base import DraftClaim
 
 Stems = Callable[[str], frozenset[str]]
@@ -64,21 +64,42 @@ async def ground_claims(
     """The drafts whose quote occurs in their chunk as stored and whose statement its
     quote supports. With `read`, a claim must also cite a chunk the run read: a reasoner
     cannot cite what it was not shown."""
+    return merged(await ground_each(verifier, drafts, stems=stems, read=read))
+
+
+async def ground_each(
+    verifier: GroundingVerifier,
+    drafts: Sequence[DraftClaim],
+    *,
+    stems: Stems,
+    read: Container[int] | None = None,
+) -> list[Grounded]:
+    """`ground_claims` for each draft on its own (one query for them all), so that a
+    claim checked as soon as it is written is checked once, by the same rules."""
     verdicts = await verifier.verify([QuoteCheck(d.chunk_id, d.quote) for d in drafts])
-    kept: list[DraftClaim] = []
-    dropped: list[Dropped] = []
-    written = unsupported = 0
-    for draft, verdict in zip(drafts, verdicts, strict=True):
-        if not verdict.verified:
-            dropped.append(Dropped(draft.chunk_id, verdict.reason))
-            continue
-        if read is not None and draft.chunk_id not in read:
-            dropped.append(Dropped(draft.chunk_id, "chunk_not_read"))
-            continue
-        written += 1
-        if not statement_supported(draft.statement, draft.quote, stems):
-            unsupported += 1
-            dropped.append(Dropped(draft.chunk_id, "statement_not_in_quote"))
-            continue
-        kept.append(draft)
-    return Grounded(tuple(kept), tuple(dropped), written, unsupported)
+    return [
+        _grounded(draft, verdict, stems, read)
+        for draft, verdict in zip(drafts, verdicts, strict=True)
+    ]
+
+
+def merged(parts: Sequence[Grounded]) -> Grounded:
+    """Drafts grounded apart, as one result in their order."""
+    return Grounded(
+        tuple(d for p in parts for d in p.kept),
+        tuple(d for p in parts for d in p.dropped),
+        sum(p.statements_written for p in parts),
+        sum(p.statements_dropped for p in parts),
+    )
+
+
+def _grounded(
+    draft: DraftClaim, verdict: Verdict, stems: Stems, read: Container[int] | None
+) -> Grounded:
+    if not verdict.verified:
+        return Grounded((), (Dropped(draft.chunk_id, verdict.reason),))
+    if read is not None and draft.chunk_id not in read:
+        return Grounded((), (Dropped(draft.chunk_id, "chunk_not_read"),))
+    if not statement_supported(draft.statement, draft.quote, stems):
+        return Grounded((), (Dropped(draft.chunk_id, "statement_not_in_quote"),), 1, 1)
+    return Grounded((draft,), (), 1, 0)

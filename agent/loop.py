@@ -7,7 +7,8 @@ quote verified against its chunk as stored through the one grounding gate,
 agent/claim_grounding.py; what fails is dropped and counted) and the run recorder
 (agent/run_recorder.py: the steps, their timings, the outcome stored; `on_step` is told
 each step and `on_claim` each claim that passed grounding, before the run is stored, so
-Slack can stream them). Every decision
+Slack can stream them: a reasoner that writes its claims over time hands each over as
+it is written, and it is grounded and handed on at once). Every decision
 goes through agent/decisions.py: when a reasoner is unavailable (ReasonerUnavailable)
 the decision is retried with the fallback reasoner, which then runs the rest of the run;
 the trace says so.
@@ -28,7 +29,7 @@ from agent.decisions import Decisions
 from agent.errors import note_run
 from agent.followups import compress, last_bot_turn
 from agent.grounding import GroundingVerifier
-from agent.reasoners.base import Reasoner
+from agent.reasoners.base import Reasoner, synthesize
 from agent.retrieval.dense import Retriever
 from agent.retrieval.reading import Reader
 from agent.routes import checked_route
@@ -192,7 +193,11 @@ class _Run:
         state.pending = [PendingQuery(q.text, i) for i, q in enumerate(planned)]
         state.stop_reason = await self.driver.search()
         await self.recorder.tell("Checking the quotes")
-        drafts = await decide("synthesize", "evidence", lambda r: r.synthesize(state))
+        drafts = await decide(
+            "synthesize",
+            "evidence",
+            lambda r: synthesize(r, state, on_drafts=self.builder.written),
+        )
         return await self.builder.grounded(drafts)
 
     def steps(self) -> list[dict[str, Any]]:

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Sequence
 from typing import Any
 
-from agent.answer import Answer, ClaimCallback, StepCallback
+from agent.answer import Answer, Citation, Claim, ClaimCallback, StepCallback
 from agent.state import ActionRecord, AgentState
 from store.runs import RunOutcome
 
@@ -26,6 +27,7 @@ class RunRecorder:
         self.state = state
         self._on_step = on_step
         self._on_claim = on_claim
+        self._handed: list[tuple[Claim, Citation]] = []
         # What grounding kept and dropped, stored as the run's `verification`; statements
         # written and dropped for saying more than their quote (agent/claim_grounding).
         self.verification: dict[str, Any] = {
@@ -46,11 +48,22 @@ class RunRecorder:
             await self._on_step(words)
 
     async def hand_over(self, answer: Answer) -> None:
-        """Hand each of the answer's claims (all of them passed grounding) to `on_claim`."""
+        """Hand each of the answer's claims (all of them passed grounding) to `on_claim`,
+        but those handed over as they were written."""
+        await self.hand_over_claims(answer.claims, answer.citations)
+
+    async def hand_over_claims(
+        self, claims: Sequence[Claim], citations: Sequence[Citation]
+    ) -> None:
+        """Hand `on_claim` each claim (grounded) it has not been handed yet."""
         if self._on_claim is None:
             return
-        for claim in answer.claims:
-            await self._on_claim(claim, answer.citation(claim.citation))
+        numbered = {c.number: c for c in citations}
+        for claim in claims:
+            handed = (claim, numbered[claim.citation])
+            if handed not in self._handed:
+                self._handed.append(handed)
+                await self._on_claim(*handed)
 
     def timings(self) -> dict[str, float]:
         timings: dict[str, float] = {}

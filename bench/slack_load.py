@@ -15,6 +15,12 @@ question in its own thread), C at a time, and measures:
   thread the time from its event to the first verified claim in its stream, and to the
   final answer (the chat.update that replaces the stream), p50 / p95, in the same run.
 
+With `--reasoner claude` the server answers with the Claude reasoner, through the local
+fake of the Messages API (bench/scripted_claude.py) in this process, whose answer
+decision takes `--claude-delay` seconds to write (spread over its streamed tokens);
+`--runs-per-workspace` is KB_SLACK_RUNS_PER_WORKSPACE (Claude's runs mostly wait on
+the API, so more of them can run at once than extractive ones).
+
 The same N events, C at a time, then go to a bare aiohttp handler in its own process
 that only acks (no signature check, no database, no bolt): the floor the bot's ack
 path is compared with. Prints a Markdown report and writes it to
@@ -22,6 +28,8 @@ bench/results/slack_load.md. Run from the repository root:
 
     python bench/slack_load.py                       # 200 events, 50 at a time, handbook
     python bench/slack_load.py --events 20 --corpus fixture --no-output   # smoke run
+    python bench/slack_load.py --events 50 --reasoner claude --claude-delay 1.5 \
+        --runs-per-workspace 50                      # first claim vs whole answer
 """
 
 from __future__ import annotations
@@ -32,6 +40,7 @@ from _env import REPO  # first: the environment, before numpy loads
 
 import argparse
 import asyncio
+import json
 import math
 import os
 import platform
@@ -50,8 +59,12 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from scripted_claude import scripted_claude
 
+from store.database import open_pool
 from store.embedded import start_embedded_postgres
+from store.runs import RunRepository
+from tests.agent.fake_anthropic import Recorded
 from tests.bot.slack.rig import SIGNING_SECRET, FakeSlack, SlackSender, mention
 
 QUESTIONS = {
@@ -170,6 +183,26 @@ async def wait_healthy(http: aiohttp.ClientSession, port: int, process, timeout:
     raise SystemExit(f"the server on port {port} never became healthy")
 
 
+async def run_steps(dsn: str, count: int) -> dict[str, float]:
+    """The median time of each kind of step over the last `count` stored runs (agent_runs),
+    and of the whole run: where a run's time goes, once it has started."""
+    pool = await open_pool(dsn, max_size=1)
+    try:
+        runs = await RunRepository(pool).latest(limit=count)
+    finally:
+        await pool.close()
+    per_run: list[Counter[str]] = []
+    for run in runs:
+        spent: Counter[str] = Counter()
+        for step in run.steps:
+            spent[step["action"]] += step["latency_ms"]
+        per_run.append(spent)
+    actions = sorted({a for spent in per_run for a in spent})
+    medians = {a: statistics.median(spent[a] for spent in per_run) for a in actions}
+    medians["whole run"] = statistics.median(r.latency_ms or 0.0 for r in runs)
+    return medians
+
+
 def answers_per_thread(fake: FakeSlack) -> Counter[str]:
     """How many answers (chat.update with kb_answer metadata) each placeholder got."""
     return Counter(
@@ -209,12 +242,27 @@ def stream_timings(fake: FakeSlack, sent_at: dict[str, float]) -> tuple[Latencie
 
 
 async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, dict]:
+    if args.reasoner != "claude":
+        return await _bot_run(args, workdir, {})
+    async with scripted_claude(answer_seconds=args.claude_delay) as claude:
+        claude_env = {"ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": claude.base_url}
+        acks, outcome = await _bot_run(args, workdir, claude_env)
+        answers = [r for r in claude.requests if r.tool == "answer"]
+        outcome["claude_answers"] = len(answers)
+        outcome["claude_streamed"] = sum(1 for r in answers if r.body.get("stream"))
+        outcome["claude_answer_chars"] = statistics.mean(_input_chars(r) for r in answers)
+    return acks, outcome
+
+
+async def _bot_run(
+    args: argparse.Namespace, workdir: Path, claude_env: dict[str, str]
+) -> tuple[Latencies, dict]:
     database = await start_embedded_postgres(workdir / "pg")
     fake = FakeSlack()
     fake.streaming = args.stream
     await fake.start()
     env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+        **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ANTHROPIC_"))},
         "DATABASE_URL": database.dsn,
         "KB_HOME": str(workdir / "home"),
         "KB_SOURCES": str(workdir / "no-sources.toml"),  # none: nothing scheduled
@@ -222,11 +270,14 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
         "SLACK_SIGNING_SECRET": SIGNING_SECRET,
         "SLACK_API_URL": fake.base_url,
         "KB_SLACK_STREAM": "true" if args.stream else "false",
+        "KB_SLACK_RUNS_PER_WORKSPACE": str(args.runs_per_workspace),
+        **claude_env,
     }
     corpus = CORPORA[args.corpus]
     index = [sys.executable, "-m", "bot", "index", *([str(corpus)] if corpus else [])]
     print(f"indexing the {args.corpus} corpus…", file=sys.stderr)
-    subprocess.run(index, env=env, cwd=REPO, check=True, capture_output=True)
+    indexing = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
+    subprocess.run(index, env=indexing, cwd=REPO, check=True, capture_output=True)
     port = free_port()
     log = (workdir / "serve.log").open("w")
     server = subprocess.Popen(
@@ -260,6 +311,7 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
                 fake.calls_to("chat.startStream")
             )
             first_claim, final = stream_timings(fake, sent_at)
+            step_ms = await run_steps(database.dsn, args.events)
     finally:
         server.send_signal(signal.SIGINT)
         server.wait(timeout=120)
@@ -274,6 +326,7 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
         "placeholders": placeholders,
         "first_claim": first_claim,
         "final": final,
+        "step_ms": step_ms,
     }
     return acks, outcome
 
@@ -323,12 +376,14 @@ def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: d
         "",
         f"{args.events} signed `app_mention` events, {args.concurrency} at a time, over HTTP "
         f"to `kb serve` (a real process; fake Web API of tests/bot/slack/rig.py), corpus: "
-        f"{args.corpus}; each event a new question in its own thread.",
+        f"{args.corpus}; each event a new question in its own thread; reasoner: "
+        f"{_reasoner_words(args)}.",
         "",
         "| server | requests | ack p50 ms | ack p99 ms | max ms | statuses |",
         "|---|---|---|---|---|---|",
         bot.row(),
-        bot.later(args.concurrency).row(),
+        # With one burst only, there is nothing after the cold start.
+        *([bot.later(args.concurrency).row()] if args.events > args.concurrency else []),
         bare.row(),
         "",
         f"The first {args.concurrency} requests are the cold start: the first burst meets "
@@ -341,8 +396,12 @@ def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: d
         f"{outcome['placeholders']}: **{'exactly once' if once else 'NOT exactly once'}**",
         f"- total, first event to last answer: {outcome['total_seconds']:.1f} s "
         f"({args.events / outcome['total_seconds']:.2f} answers/s with "
-        f"KB_SLACK_RUNS_PER_WORKSPACE=2)",
+        f"KB_SLACK_RUNS_PER_WORKSPACE={args.runs_per_workspace})",
+        *_claude_lines(args, outcome),
         *_streaming_lines(args, outcome),
+        "",
+        "Where a run's time goes once it has started (agent_runs, median per run, ms): "
+        + ", ".join(f"{a} {ms:.0f}" for a, ms in outcome["step_ms"].items()),
         "",
         "## Machine",
         "",
@@ -353,6 +412,38 @@ def report(args: argparse.Namespace, bot: Latencies, bare: Latencies, outcome: d
         f"`python bench/slack_load.py {' '.join(sys.argv[1:])}`".rstrip(),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _reasoner_words(args: argparse.Namespace) -> str:
+    if args.reasoner != "claude":
+        return "extractive"
+    return (
+        "Claude through the local fake of the Messages API (bench/scripted_claude.py), "
+        f"the answer decision written over {args.claude_delay:g} s"
+    )
+
+
+def _input_chars(request: Recorded) -> int:
+    """The characters of tool input a streamed reply sent in its input_json deltas."""
+    deltas = [json.loads(s.data) for s in request.sent if s.event == "content_block_delta"]
+    return sum(len(d["delta"].get("partial_json", "")) for d in deltas)
+
+
+def _claude_lines(args: argparse.Namespace, outcome: dict) -> list[str]:
+    if "claude_answers" not in outcome:
+        return []
+    tokens = outcome["claude_answer_chars"] / 4  # the fake's estimate, as for its usage
+    return [
+        f"- Claude answer decisions: {outcome['claude_answers']} (one per mention and the "
+        f"server's warm-up run), of which streamed {outcome['claude_streamed']}; the answer's "
+        f"tool input is {outcome['claude_answer_chars']:.0f} characters on average (about "
+        f"{tokens:.0f} tokens), written in {args.claude_delay:g} s: "
+        f"{tokens / args.claude_delay:.0f} tokens/s"
+    ]
+
+
+def _sooner(first: float, final: float) -> str:
+    return f"{(1 - first / final) * 100:.0f}%"
 
 
 def _streaming_lines(args: argparse.Namespace, outcome: dict) -> list[str]:
@@ -366,6 +457,15 @@ def _streaming_lines(args: argparse.Namespace, outcome: dict) -> list[str]:
         f"verified claim p50 {statistics.median(first.ms):.0f} ms / p95 {first.p95_ms:.0f} ms; "
         f"event → final answer p50 {statistics.median(final.ms):.0f} ms / p95 "
         f"{final.p95_ms:.0f} ms (same run, same threads)",
+        "",
+        "| event → | p50 ms | p95 ms |",
+        "|---|---|---|",
+        f"| first verified claim in the stream | {statistics.median(first.ms):.0f} | "
+        f"{first.p95_ms:.0f} |",
+        f"| final answer | {statistics.median(final.ms):.0f} | {final.p95_ms:.0f} |",
+        f"| first claim sooner by | "
+        f"{_sooner(statistics.median(first.ms), statistics.median(final.ms))} | "
+        f"{_sooner(first.p95_ms, final.p95_ms)} |",
     ]
 
 
@@ -382,6 +482,16 @@ def main() -> None:
         action=argparse.BooleanOptionalAction,
         default=True,
         help="answers streamed (the fake Slack streams); --no-stream: placeholder path",
+    )
+    parser.add_argument("--reasoner", choices=("extractive", "claude"), default="extractive")
+    parser.add_argument(
+        "--claude-delay",
+        type=float,
+        default=1.5,
+        help="seconds Claude's answer decision takes to write (with --reasoner claude)",
+    )
+    parser.add_argument(
+        "--runs-per-workspace", type=int, default=2, help="KB_SLACK_RUNS_PER_WORKSPACE"
     )
     parser.add_argument("--serve-bare", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()

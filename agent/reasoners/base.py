@@ -2,6 +2,8 @@
 
 The loop owns the state and the stop rules; a reasoner only decides. Two implement it:
 `ExtractiveReasoner` (offline, deterministic, the default) and `ClaudeReasoner`.
+A reasoner whose claims arrive over seconds (Claude, streamed) also implements
+`WritesClaimsOverTime`, so that each claim can be checked and shown as it is written.
 A reasoner that cannot decide (an outage, output it cannot use) raises
 `ReasonerUnavailable`, and the loop hands that decision and the rest of the run to
 its fallback reasoner.
@@ -9,9 +11,9 @@ its fallback reasoner.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol
+from typing import Literal, Protocol, runtime_checkable
 
 from agent.answer import Support
 from agent.retrieval.reading import Passage
@@ -87,3 +89,29 @@ class Reasoner(Protocol):
     async def synthesize(self, state: AgentState) -> list[DraftClaim]:
         """The claims of the answer, each a quote from the evidence with its chunk id."""
         ...
+
+
+DraftsCallback = Callable[[Sequence[DraftClaim]], Awaitable[None]]
+"""Told the claims written so far, each complete, in order: a prefix of what
+`synthesize_streamed` will return, longer at each call."""
+
+
+@runtime_checkable
+class WritesClaimsOverTime(Protocol):
+    async def synthesize_streamed(
+        self, state: AgentState, *, on_drafts: DraftsCallback
+    ) -> list[DraftClaim]:
+        """`synthesize`, telling `on_drafts` each time another claim is complete. What it
+        returns is the answer (a claim told early may be missing if the reply broke and
+        was asked again)."""
+        ...
+
+
+async def synthesize(
+    reasoner: Reasoner, state: AgentState, *, on_drafts: DraftsCallback
+) -> list[DraftClaim]:
+    """The reasoner's claims; `on_drafts` is told them as written where it writes them
+    over time, else not at all (they are ready at once)."""
+    if isinstance(reasoner, WritesClaimsOverTime):
+        return await reasoner.synthesize_streamed(state, on_drafts=on_drafts)
+    return await reasoner.synthesize(state)

@@ -18,6 +18,11 @@
   retried once. After that the decision raises ReasonerUnavailable and the loop hands
   the run to the extractive reasoner (the trace says so). The SDK's own retries are
   off (`max_retries=0` on the client) so that this policy is the only one.
+- The answer decision streams (`messages.stream`, server-sent events): each claim of the
+  tool input is handed over as soon as the next one begins (or the input ends), so the
+  loop can ground it and show it while the rest is still being written. A stream that
+  breaks (an error event, an event that is not JSON, the connection cut) is asked again
+  once without streaming, then the decision is unavailable as above.
 - Document text is data: delimited, escaped, and named as such in the system prompt.
 Claims Claude writes are verified by the loop like any other: each quote against the
 store, each statement against its quote (agent/claim_grounding.py).
@@ -33,9 +38,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import anthropic
+import httpx2
+from anthropic.lib.streaming import AsyncMessageStream
+from anthropic.types import Message
 
 from agent.errors import ReasonerUnavailable
-from agent.reasoners.base import DraftClaim, Judgement, Route
+from agent.reasoners.base import DraftClaim, DraftsCallback, Judgement, Route
 from agent.reasoners.claude_tools import (
     ALL_TOOLS,
     SYSTEM_PROMPT,
@@ -50,6 +58,10 @@ from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, Plan
 log = logging.getLogger(__name__)
 
 _RETRYABLE_STATUS = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+# What a stream that opened may raise while it is read: the connection cut or stalled,
+# an `error` event (raised as a status error), an event or tool input that is not JSON.
+_STREAM_BROKEN = (httpx2.HTTPError, anthropic.APIError, ValueError)
+_CLAIM_SCHEMA = TOOLS["answer"]["input_schema"]["properties"]["claims"]["items"]
 
 
 def _default_budgets() -> dict[str, int]:
@@ -77,6 +89,8 @@ class ClaudeOptions:
     max_retry_wait: float = 10.0
     backoff: float = 0.5
     budgets: Mapping[str, int] = field(default_factory=_default_budgets)
+    # The answer decision streamed, each claim handed over as it is written.
+    stream_answers: bool = True
 
 
 class ClaudeReasoner:
@@ -157,27 +171,45 @@ class ClaudeReasoner:
     async def synthesize(self, state: AgentState) -> list[DraftClaim]:
         if not state.evidence:
             return []
-        listed = "\n".join(f"{i}: {escape(q.text)}" for i, q in enumerate(state.sub_questions))
-        blocks = [
-            _text(_evidence_block(state), cached=True),
-            _text(f"Question: {escape(state.goal.standalone)}\nSub-questions:\n{listed}"),
-        ]
-        result = await self._call("answer", blocks)
+        result = await self._call("answer", _answer_blocks(state))
+        return _drafts(result["claims"], len(state.sub_questions))
+
+    async def synthesize_streamed(
+        self, state: AgentState, *, on_drafts: DraftsCallback
+    ) -> list[DraftClaim]:
+        if not state.evidence or not self._options.stream_answers:
+            return await self.synthesize(state)
         count = len(state.sub_questions)
-        return [
-            DraftClaim(c["statement"], c["quote"], c["chunk_id"], c["sub_question"])
-            for c in result["claims"]
-            if 0 <= c["sub_question"] < count
-        ]
+        told = 0
+
+        async def written(partial: object) -> None:
+            nonlocal told
+            drafts = _drafts(_complete_claims(partial), count)
+            if len(drafts) > told:
+                told = len(drafts)
+                await on_drafts(drafts)
+
+        result = await self._call("answer", _answer_blocks(state), on_input=written)
+        return _drafts(result["claims"], count)
 
     # --- the API call, with its retry policy ----------------------------------------------
 
-    async def _call(self, tool: str, blocks: list[dict[str, Any]]) -> dict[str, Any]:
+    async def _call(
+        self,
+        tool: str,
+        blocks: list[dict[str, Any]],
+        *,
+        on_input: Callable[[object], Awaitable[None]] | None = None,
+    ) -> dict[str, Any]:
+        """The tool's input, checked; with `on_input`, the first attempt streams and
+        `on_input` is told the input parsed so far at each delta (a retry does not)."""
         attempts = self._options.retries + 1
         budget = self._options.budgets[tool]
         problem = ""
         for attempt in range(attempts):
             try:
+                if on_input is not None and attempt == 0:
+                    return await self._streamed(tool, blocks, budget, on_input)
                 return await self._once(tool, blocks, budget)
             except _CutOff:
                 self._report("malformed")
@@ -206,9 +238,8 @@ class ClaudeReasoner:
                 await self._sleep(wait)
         raise ReasonerUnavailable(problem + f" after {attempts} attempt(s)")
 
-    async def _once(self, tool: str, blocks: list[dict[str, Any]], budget: int) -> dict[str, Any]:
-        spec = TOOLS[tool]
-        params: dict[str, Any] = {
+    def _params(self, tool: str, blocks: list[dict[str, Any]], budget: int) -> dict[str, Any]:
+        return {
             "model": self._options.model,
             "max_tokens": budget,
             "system": [
@@ -221,35 +252,117 @@ class ClaudeReasoner:
             "messages": [{"role": "user", "content": blocks}],
             "timeout": self._options.timeout,
         }
-        response = await self._client.messages.create(**params)
-        usage = response.usage
-        log.debug(
-            "claude %s: %d in, %d out, %s cache read, %s cache written",
-            tool,
-            usage.input_tokens,
-            usage.output_tokens,
-            usage.cache_read_input_tokens,
-            usage.cache_creation_input_tokens,
-        )
-        if response.stop_reason == "max_tokens":
-            raise _CutOff()
-        for block in response.content:
-            if block.type == "tool_use" and block.name == tool:
-                value = block.input
-                if isinstance(value, str):  # some gateways hand the input back as JSON text
-                    try:
-                        value = json.loads(value)
-                    except json.JSONDecodeError as exc:
-                        raise _Malformed("tool input is not JSON") from exc
-                errors = schema_errors(value, spec["input_schema"])
-                if errors:
-                    raise _Malformed("; ".join(errors[:3]))
-                return dict(value)
-        raise _Malformed(f"no {tool} tool call in the response")
+
+    async def _once(self, tool: str, blocks: list[dict[str, Any]], budget: int) -> dict[str, Any]:
+        response = await self._client.messages.create(**self._params(tool, blocks, budget))
+        return _tool_input(tool, response, _input_block(tool, response))
+
+    async def _streamed(
+        self,
+        tool: str,
+        blocks: list[dict[str, Any]],
+        budget: int,
+        on_input: Callable[[object], Awaitable[None]],
+    ) -> dict[str, Any]:
+        # Opening the stream answers the status like `create` does (the usual policy);
+        # what breaks once it is open is read by `_read_stream`.
+        async with self._client.messages.stream(**self._params(tool, blocks, budget)) as stream:
+            response, text = await _read_stream(stream, on_input)
+        block = _input_block(tool, response)
+        if block is not None and response.stop_reason != "max_tokens":
+            # The accumulated input is parsed leniently (partial JSON); the whole text
+            # must be JSON on its own.
+            try:
+                block.input = json.loads(text)
+            except json.JSONDecodeError as exc:
+                raise _Malformed("the streamed tool input is not JSON") from exc
+        return _tool_input(tool, response, block)
 
     def _report(self, kind: str) -> None:
         if self._on_error is not None:
             self._on_error(kind)
+
+
+def _input_block(tool: str, response: Message) -> Any:
+    return next((b for b in response.content if b.type == "tool_use" and b.name == tool), None)
+
+
+def _tool_input(tool: str, response: Message, block: Any) -> dict[str, Any]:
+    """The input of the `tool` call `block` of `response`, checked against its schema."""
+    usage = response.usage
+    log.debug(
+        "claude %s: %d in, %d out, %s cache read, %s cache written",
+        tool,
+        usage.input_tokens,
+        usage.output_tokens,
+        usage.cache_read_input_tokens,
+        usage.cache_creation_input_tokens,
+    )
+    if response.stop_reason == "max_tokens":
+        raise _CutOff()
+    if block is None:
+        raise _Malformed(f"no {tool} tool call in the response")
+    value = block.input
+    if isinstance(value, str):  # some gateways hand the input back as JSON text
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as exc:
+            raise _Malformed("tool input is not JSON") from exc
+    errors = schema_errors(value, TOOLS[tool]["input_schema"])
+    if errors:
+        raise _Malformed("; ".join(errors[:3]))
+    return dict(value)
+
+
+async def _read_stream(
+    stream: AsyncMessageStream[Any], on_input: Callable[[object], Awaitable[None]]
+) -> tuple[Message, str]:
+    """The stream read to its `message_stop`: the message and its tool input's text,
+    `on_input` told the input parsed so far at each delta. Anything else is malformed."""
+    events = stream.__aiter__()
+    text = ""
+    while True:
+        try:
+            event = await events.__anext__()
+        except StopAsyncIteration:
+            raise _Malformed("the stream ended before message_stop") from None
+        except _STREAM_BROKEN as exc:
+            raise _Malformed(f"the stream broke ({type(exc).__name__})") from exc
+        if event.type == "input_json":
+            text += event.partial_json
+            await on_input(event.snapshot)
+        elif event.type == "message_stop":
+            return event.message, text
+
+
+def _complete_claims(partial: object) -> list[Any]:
+    """The claims of a partly written answer input that are complete: all but the last,
+    which may still be being written, and only while each fits the claim schema."""
+    claims = partial.get("claims") if isinstance(partial, dict) else None
+    if not isinstance(claims, list):
+        return []
+    complete = []
+    for claim in claims[:-1]:
+        if schema_errors(claim, _CLAIM_SCHEMA):
+            break
+        complete.append(claim)
+    return complete
+
+
+def _drafts(claims: Sequence[Mapping[str, Any]], count: int) -> list[DraftClaim]:
+    return [
+        DraftClaim(c["statement"], c["quote"], c["chunk_id"], c["sub_question"])
+        for c in claims
+        if 0 <= c["sub_question"] < count
+    ]
+
+
+def _answer_blocks(state: AgentState) -> list[dict[str, Any]]:
+    listed = "\n".join(f"{i}: {escape(q.text)}" for i, q in enumerate(state.sub_questions))
+    return [
+        _text(_evidence_block(state), cached=True),
+        _text(f"Question: {escape(state.goal.standalone)}\nSub-questions:\n{listed}"),
+    ]
 
 
 def _status_kind(status: int) -> str:

@@ -18,6 +18,17 @@ shorter than the model's minimum (1024 tokens for Sonnet and Opus) is not cached
 first request with a prefix reports it as `cache_creation_input_tokens`, a later one as
 `cache_read_input_tokens`, and `input_tokens` counts only what follows the last
 breakpoint. Tokens are estimated as characters / 4.
+
+A request with `"stream": true` is answered with server-sent events as the API sends
+them (Anthropic's "Streaming Messages" guide): `message_start`, `content_block_start`
+of the tool_use block, a `ping`, `content_block_delta`s whose `input_json_delta` carry
+the tool input's JSON a few characters at a time, `content_block_stop`,
+`message_delta` with the stop reason and usage, `message_stop`. A reply's `seconds`
+is how long it takes to write: spread evenly over the deltas when streamed, waited
+before the whole message otherwise. A streamed reply can break (`broken`): "error"
+sends an `error` event (overloaded) halfway, "malformed" an event whose data is not
+JSON, "cut" closes the connection halfway. When each event went out is recorded
+(`Recorded.sent`), so a test can order what its client saw against what was sent.
 """
 
 from __future__ import annotations
@@ -26,9 +37,10 @@ import asyncio
 import hashlib
 import itertools
 import json
+import time
 from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from aiohttp import web
 from aiohttp.test_utils import TestServer
@@ -37,6 +49,8 @@ _SAMPLING = ("temperature", "top_p", "top_k")
 # The smallest cacheable prompt of Sonnet and Opus models, in tokens (the guide's
 # "Cache limitations").
 MIN_CACHEABLE_TOKENS = 1024
+# Characters of tool input JSON per input_json_delta (a few tokens, as the API sends).
+DELTA_CHARS = 12
 
 
 @dataclass(frozen=True, slots=True)
@@ -49,12 +63,24 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     stop_reason: str = "tool_use"
     hang: bool = False
+    seconds: float = 0.0
+    broken: Literal["", "error", "malformed", "cut"] = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Sent:
+    """One server-sent event as it went out: when (time.monotonic), its name, its data."""
+
+    at: float
+    event: str
+    data: str
 
 
 @dataclass(slots=True)
 class Recorded:
     headers: dict[str, str]
     body: dict[str, Any]
+    sent: list[Sent] = field(default_factory=list)
 
     @property
     def tool(self) -> str:
@@ -65,6 +91,7 @@ class FakeAnthropic:
     def __init__(self) -> None:
         self.requests: list[Recorded] = []
         self._script: dict[str, list[Reply]] = {}
+        self._standing: dict[str, Reply] = {}
         self._release = asyncio.Event()
         self._ids = itertools.count(1)
         self.server: TestServer | None = None
@@ -75,6 +102,10 @@ class FakeAnthropic:
 
     def script(self, tool: str, *replies: Reply) -> None:
         self._script.setdefault(tool, []).extend(replies)
+
+    def always(self, tool: str, reply: Reply) -> None:
+        """`reply` to every request for `tool` once its script is used up."""
+        self._standing[tool] = reply
 
     @property
     def base_url(self) -> str:
@@ -96,15 +127,87 @@ class FakeAnthropic:
                 400, "invalid_request_error", f"{sampling[0]}: Extra inputs are not permitted"
             )
         queue = self._script.get(recorded.tool, [])
-        if not queue:
+        reply = queue.pop(0) if queue else self._standing.get(recorded.tool)
+        if reply is None:
             return _error(500, "api_error", f"nothing scripted for {recorded.tool!r}")
-        reply = queue.pop(0)
         if reply.hang:
             await self._release.wait()
         if reply.status != 200:
             kind = "overloaded_error" if reply.status == 529 else "rate_limit_error"
             return _error(reply.status, kind, "try again", reply.headers)
+        if body.get("stream"):
+            return await self._stream(request, recorded, reply)
+        await asyncio.sleep(reply.seconds)  # the time the reply takes to write
         return web.json_response(self._message(body, reply))
+
+    async def _stream(
+        self, request: web.Request, recorded: Recorded, reply: Reply
+    ) -> web.StreamResponse:
+        message = self._message(recorded.body, reply)
+        (block,) = message["content"]
+        text = json.dumps(block["input"])
+        deltas = [text[i : i + DELTA_CHARS] for i in range(0, len(text), DELTA_CHARS)]
+        response = web.StreamResponse(
+            headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"}
+        )
+        await response.prepare(request)
+
+        async def send(event: str, data: Any) -> None:
+            line = data if isinstance(data, str) else json.dumps(data)
+            await response.write(f"event: {event}\ndata: {line}\n\n".encode())
+            recorded.sent.append(Sent(time.monotonic(), event, line))
+
+        usage = message["usage"]
+        start = {
+            **message,
+            "content": [],
+            "stop_reason": None,
+            "usage": {**usage, "output_tokens": 1},
+        }
+        await send("message_start", {"type": "message_start", "message": start})
+        await send(
+            "content_block_start",
+            {"type": "content_block_start", "index": 0, "content_block": {**block, "input": {}}},
+        )
+        await send("ping", {"type": "ping"})
+        for number, piece in enumerate(deltas):
+            if number == len(deltas) // 2 and reply.broken:
+                return await self._break(request, response, reply, send)
+            await asyncio.sleep(reply.seconds / len(deltas))
+            delta = {"type": "input_json_delta", "partial_json": piece}
+            await send(
+                "content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}
+            )
+        await send("content_block_stop", {"type": "content_block_stop", "index": 0})
+        stop = {"stop_reason": reply.stop_reason, "stop_sequence": None}
+        await send(
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": stop,
+                "usage": {"output_tokens": usage["output_tokens"]},
+            },
+        )
+        await send("message_stop", {"type": "message_stop"})
+        await response.write_eof()
+        return response
+
+    async def _break(
+        self, request: web.Request, response: web.StreamResponse, reply: Reply, send: Any
+    ) -> web.StreamResponse:
+        if reply.broken == "error":
+            error = {"type": "overloaded_error", "message": "Overloaded"}
+            await send("error", {"type": "error", "error": error})
+        elif reply.broken == "malformed":
+            await send(
+                "content_block_delta", '{"type": "content_block_delta", "index": 0, "delta":'
+            )
+        else:  # cut: the connection closes with the chunked body unfinished
+            assert request.transport is not None
+            request.transport.close()
+            return response
+        await response.write_eof()
+        return response
 
     def _message(self, body: dict[str, Any], reply: Reply) -> dict[str, Any]:
         return {
