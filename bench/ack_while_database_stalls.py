@@ -35,7 +35,6 @@ import argparse
 import asyncio
 import os
 import signal
-import subprocess
 import sys
 import tempfile
 from collections import Counter
@@ -44,10 +43,10 @@ from pathlib import Path
 
 import aiohttp
 import asyncpg
-from slack_load import Latencies, free_port, wait_healthy
+from bot_process import bot_process
+from slack_load import Latencies
 
-from store.embedded import start_embedded_postgres
-from tests.bot.slack.rig import SIGNING_SECRET, Call, FakeSlack, SlackSender, payload
+from tests.bot.slack.rig import Call, FakeSlack, SlackSender, payload
 
 PANEL, THREAD = "D111", "1726133698.626339"
 
@@ -184,45 +183,18 @@ async def measure(sender: SlackSender, dsn: str, args: argparse.Namespace) -> li
 
 
 async def run(args: argparse.Namespace, workdir: Path) -> tuple[list[Latencies], str]:
-    database = await start_embedded_postgres(workdir / "pg")
     fake = FakeSlack()
     await fake.start()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ANTHROPIC_"))},
-        "DATABASE_URL": database.dsn,
-        "KB_HOME": str(workdir / "home"),
-        "KB_SOURCES": str(workdir / "no-sources.toml"),
-        "SLACK_BOT_TOKEN": "xoxb-bench-token",
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": fake.base_url,
-        "KB_SENTENCE_WARMUP": "false",
-    }
-    port = free_port()
-    log = (workdir / "serve.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bot", "serve"],
-        env={**env, "KB_PORT": str(port)},
-        cwd=REPO,
-        stdout=log,
-        stderr=log,
-    )
-    try:
-        async with aiohttp.ClientSession() as http:
-            await wait_healthy(http, port, server, timeout=300)
-            sender = SlackSender(http, f"http://127.0.0.1:{port}/slack/events")
-            started = payload("event_assistant_thread_started.json")
-            started["event_id"] = "EvStarted"
-            await sender.event(started)
-            await fake.wait_for("chat.postMessage", where=lambda c: c.params["channel"] == PANEL)
-            if args.pause == "sigstop":
-                return await measure_sigstop(sender, fake, workdir / "pg", args)
-            return await measure(sender, database.dsn, args), ""
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=120)
-        log.close()
-        await fake.close()
-        database.stop()
+    extra = {"KB_SENTENCE_WARMUP": "false"}
+    async with bot_process(workdir, fake, extra) as bot, aiohttp.ClientSession() as http:
+        sender = SlackSender(http, bot.events_url)
+        started = payload("event_assistant_thread_started.json")
+        started["event_id"] = "EvStarted"
+        await sender.event(started)
+        await fake.wait_for("chat.postMessage", where=lambda c: c.params["channel"] == PANEL)
+        if args.pause == "sigstop":
+            return await measure_sigstop(sender, fake, workdir / "pg", args)
+        return await measure(sender, bot.database.dsn, args), ""
 
 
 def report(args: argparse.Namespace, results: list[Latencies], outcome: str) -> str:

@@ -46,7 +46,6 @@ import os
 import platform
 import re
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -59,13 +58,13 @@ from pathlib import Path
 
 import aiohttp
 from aiohttp import web
+from bot_process import bot_process, free_port, wait_healthy
 from scripted_claude import scripted_claude
 
 from store.database import open_pool
-from store.embedded import start_embedded_postgres
 from store.runs import RunRepository
 from tests.agent.fake_anthropic import Recorded
-from tests.bot.slack.rig import SIGNING_SECRET, FakeSlack, SlackSender, mention
+from tests.bot.slack.rig import FakeSlack, SlackSender, mention
 
 QUESTIONS = {
     "handbook": [
@@ -124,12 +123,6 @@ class Latencies:
         )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 async def send_all(
     sender: SlackSender,
     bodies: list[dict],
@@ -166,21 +159,6 @@ def events(count: int, corpus: str) -> list[dict]:
         )
         for i in range(count)
     ]
-
-
-async def wait_healthy(http: aiohttp.ClientSession, port: int, process, timeout: float) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise SystemExit(f"the server on port {port} exited with {process.returncode}")
-        try:
-            async with http.get(f"http://127.0.0.1:{port}/healthz") as response:
-                if response.status == 200:
-                    return
-        except aiohttp.ClientConnectionError:
-            pass
-        await asyncio.sleep(0.2)  # polling another process's start-up
-    raise SystemExit(f"the server on port {port} never became healthy")
 
 
 async def run_steps(dsn: str, count: int) -> dict[str, float]:
@@ -257,67 +235,40 @@ async def bot_run(args: argparse.Namespace, workdir: Path) -> tuple[Latencies, d
 async def _bot_run(
     args: argparse.Namespace, workdir: Path, claude_env: dict[str, str]
 ) -> tuple[Latencies, dict]:
-    database = await start_embedded_postgres(workdir / "pg")
     fake = FakeSlack()
     fake.streaming = args.stream
     await fake.start()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "ANTHROPIC_"))},
-        "DATABASE_URL": database.dsn,
-        "KB_HOME": str(workdir / "home"),
-        "KB_SOURCES": str(workdir / "no-sources.toml"),  # none: nothing scheduled
-        "SLACK_BOT_TOKEN": "xoxb-bench-token",
-        "SLACK_SIGNING_SECRET": SIGNING_SECRET,
-        "SLACK_API_URL": fake.base_url,
+    extra = {
         "KB_SLACK_STREAM": "true" if args.stream else "false",
         "KB_SLACK_RUNS_PER_WORKSPACE": str(args.runs_per_workspace),
         **claude_env,
     }
     corpus = CORPORA[args.corpus]
-    index = [sys.executable, "-m", "bot", "index", *([str(corpus)] if corpus else [])]
-    print(f"indexing the {args.corpus} corpus…", file=sys.stderr)
-    indexing = {k: v for k, v in env.items() if not k.startswith("ANTHROPIC_")}
-    subprocess.run(index, env=indexing, cwd=REPO, check=True, capture_output=True)
-    port = free_port()
-    log = (workdir / "serve.log").open("w")
-    server = subprocess.Popen(
-        [sys.executable, "-m", "bot", "serve"],
-        env={**env, "KB_PORT": str(port)},
-        cwd=REPO,
-        stdout=log,
-        stderr=log,
-    )
-    try:
-        async with aiohttp.ClientSession(
-            connector=aiohttp.TCPConnector(limit=args.concurrency)
-        ) as http:
-            await wait_healthy(http, port, server, timeout=300)
-            sender = SlackSender(http, f"http://127.0.0.1:{port}/slack/events")
-            started = time.monotonic()
-            sent_at: dict[str, float] = {}
-            acks = await send_all(
-                sender, events(args.events, args.corpus), args.concurrency, "kb serve", sent_at
-            )
-            print(f"acked {args.events}; waiting for the answers…", file=sys.stderr)
-            await fake.wait_for(
-                "chat.update",
-                count=args.events,
-                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
-                timeout=args.timeout,
-            )
-            total = time.monotonic() - started
-            per_thread = answers_per_thread(fake)
-            placeholders = len(fake.calls_to("chat.postMessage")) + len(
-                fake.calls_to("chat.startStream")
-            )
-            first_claim, final = stream_timings(fake, sent_at)
-            step_ms = await run_steps(database.dsn, args.events)
-    finally:
-        server.send_signal(signal.SIGINT)
-        server.wait(timeout=120)
-        log.close()
-        await fake.close()
-        database.stop()
+    label = f"{args.corpus} corpus"
+    async with (
+        bot_process(workdir, fake, extra, index=str(corpus or ""), label=label) as bot,
+        aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=args.concurrency)) as http,
+    ):
+        sender = SlackSender(http, bot.events_url)
+        started = time.monotonic()
+        sent_at: dict[str, float] = {}
+        acks = await send_all(
+            sender, events(args.events, args.corpus), args.concurrency, "kb serve", sent_at
+        )
+        print(f"acked {args.events}; waiting for the answers…", file=sys.stderr)
+        await fake.wait_for(
+            "chat.update",
+            count=args.events,
+            where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+            timeout=args.timeout,
+        )
+        total = time.monotonic() - started
+        per_thread = answers_per_thread(fake)
+        placeholders = len(fake.calls_to("chat.postMessage")) + len(
+            fake.calls_to("chat.startStream")
+        )
+        first_claim, final = stream_timings(fake, sent_at)
+        step_ms = await run_steps(bot.database.dsn, args.events)
     outcome = {
         "total_seconds": total,
         "answers": sum(per_thread.values()),
