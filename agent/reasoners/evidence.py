@@ -327,7 +327,7 @@ class EvidenceScorer:
         where = f"{unit.text}\n{' > '.join(chunk.heading_path)}\n{section}\n{passage.title}"
         # Answered only by a span of the asked type, in a context meeting the question's
         # qualifiers ("monthly maximum", "part-time").
-        typed = bool(span) and constraints_met(question.text, where)
+        typed = bool(span) and constraints_met(question.text, where, question.answer_type)
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
             reach *= 0.75

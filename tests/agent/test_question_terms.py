@@ -225,3 +225,25 @@ def test_a_quantity_stated_plainly_is_a_constraint_the_page_must_meet(
     # Only one offered as an example ("like $50M") is a premise; this one says which people.
     question = analyzer.analyse("What share of staff earn more than $50,000 a year?")
     assert "50" in question.key_terms
+
+
+def test_a_negation_in_the_scene_is_not_a_negation_the_answer_must_share(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    scene = "need to fly out tonight and my authorization never got approved. what now?"
+    assert not analyzer.analyse(scene).negated
+    assert analyzer.analyse("My plan changed. What is not covered by it?").negated
+    assert analyzer.analyse("What is not covered by the plan?").negated
+
+
+async def test_a_sentence_without_the_scene_s_negation_still_answers(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    answer = "Call the travel agency to make all arrangements and send them the signed form."
+    supports = await _supports(
+        embedder,
+        "need to travel for an emergency and my travel authorization was never approved. "
+        "what should I do to make the arrangements?",
+        answer,
+    )
+    assert answer in supports
