@@ -278,6 +278,16 @@ class ExtractiveReasoner:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
+        # Then, in the places left, other answers of the asked type on the pages cited: a
+        # page often gives the answer in a sentence repeating no more of the question than
+        # its best match does ("Ask Tech Operations before creating private repositories"
+        # beside "include a link … that explains why it is private").
+        for candidate in rest:
+            if len(chosen) >= o.claims_per_question:
+                break
+            on_cited_page = candidate.document_id in documents and candidate not in chosen
+            if candidate.typed and on_cited_page and not _overlaps_any(candidate, chosen):
+                chosen.append(candidate)
         return [
             DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score, e.span)
             for e in chosen
@@ -377,6 +387,10 @@ def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyz
     wanted = set(stems)
     words = [w for w in question.replace("?", " ").split() if set(analyzer.stems(w)) & wanted]
     return " ".join(dict.fromkeys(words))
+
+
+def _overlaps_any(candidate: Evidence, chosen: Sequence[Evidence]) -> bool:
+    return any(_overlaps(candidate.quote, c.quote) for c in chosen)
 
 
 def _overlaps(a: str, b: str) -> bool:
