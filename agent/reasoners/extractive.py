@@ -215,10 +215,17 @@ class ExtractiveReasoner:
         question = state.sub_questions[gap.sub_question].text
         analysis = self._analysis(state, gap.sub_question)
         missing = gap.missing or analysis.terms
-        words = _surface_words(question, missing, self._analyzer)
+        # A word no page has, which the pages write as two, is searched as they write it.
+        words = " ".join(
+            self._scorer.split_unknown(w)
+            for w in _surface_words(question, missing, self._analyzer).split()
+        )
         found = sorted(state.evidence_for(gap.sub_question), key=lambda e: -e.score)
         bridges = [n for e in found[:2] for n in new_names(e.quote, question)]
-        keywords = _surface_words(question, analysis.terms, self._analyzer)
+        keywords = " ".join(
+            self._scorer.split_unknown(w)
+            for w in _surface_words(question, analysis.terms, self._analyzer).split()
+        )
         # The two best names together, then each alone: the search finds either page.
         named = list(dict.fromkeys(bridges))[:2]
         options = [named, *([n] for n in named[:2])] if named else []

@@ -189,3 +189,8 @@ def test_a_typo_is_matched_to_the_one_word_of_the_passages_an_edit_or_two_away()
     assert corrections(["acount"], frozenset({"account", "amount"})) == {}
     assert corrections(["cat"], frozenset({"cap", "car"})) == {}
     assert edit_distance("vouchre", "voucher", 2) == 1  # a transposition is one edit
+
+
+def test_a_word_far_from_every_word_of_the_passages_is_not_corrected() -> None:
+    # Three edits away is "too far" for each candidate, not a tie to break.
+    assert corrections(["underperform"], frozenset({"unnecessari"})) == {}
