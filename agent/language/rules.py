@@ -152,7 +152,7 @@ QUALIFIERS: tuple[Qualifier, ...] = (
     ),
     Qualifier(
         "minimum",
-        _re(r"\b(?:min|minimum|at least|fewest)\b"),
+        _re(r"\b(?:min|minimum|at least)\b"),
         _re(r"\b(?:min|minimum|at least|no (?:fewer|less) than|or more)\b"),
         "a floor asked for is answered by a floor",
         amount=True,
@@ -191,6 +191,12 @@ QUALIFIERS: tuple[Qualifier, ...] = (
         _re(r"\bpay ?periods?\b"),
         "payroll figures are given per pay period",
         amount=True,
+    ),
+    Qualifier(
+        "fewest",
+        _re(r"\bfewest\b"),
+        _re(r"\b(?:fewest|least|lowest|smallest|minimum)\b"),
+        "a superlative picks one member of a set, whatever the answer's type",
     ),
     Qualifier(
         "part-time",

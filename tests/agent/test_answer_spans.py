@@ -156,6 +156,11 @@ def test_an_amount_qualifier_does_not_constrain_the_steps_a_question_asks_for() 
     assert constraints_met(steps, quote, answer_type(steps))
     figure = "What is the meeting limit on Zoom?"
     assert not constraints_met(figure, "Meetings of a Basic user end on their own.", "number")
+    # "fewest" picks one member of a set: it narrows a place as much as a number.
+    fewest = "Where are there the fewest offices?"
+    kind = answer_type(fewest)
+    assert not constraints_met(fewest, "About one million people work in offices in France.", kind)
+    assert constraints_met(fewest, "Lyon has the fewest offices.", kind)
     part_time = "How do part-time employees request leave?"
     assert not constraints_met(part_time, "Submit a leave request.", answer_type(part_time))
 
