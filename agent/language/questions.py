@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.language.rules import ASKING_WORDS, QUALIFIERS
+from agent.language.rules import AMOUNT_ANSWERS, ASKING_WORDS, QUALIFIERS
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import WORD, fold_accents
 
@@ -231,11 +231,17 @@ class QuestionAnalyzer:
             terms=tuple(terms),
             names=tuple(t for t in dict.fromkeys(self._name_stems(text)) if t in terms),
             answer_type=kind,
-            negated=bool(_NEGATION.search(text)),
+            # A negation in the scene ("my authorization never got approved. what now?")
+            # tells the asker's situation; only one in the asking part says what is asked.
+            negated=any(_NEGATION.search(s) for s in asking_sentences(text)),
             pairs=tuple(dict.fromkeys(pairs)),
             context=telling | (supplied & set(terms)),
             qualifiers=frozenset(
-                w for q in QUALIFIERS for m in q.asked.finditer(text) for w in self.stems(m.group())
+                w
+                for q in QUALIFIERS
+                if not q.amount or kind in AMOUNT_ANSWERS
+                for m in q.asked.finditer(text)
+                for w in self.stems(m.group())
             ),
         )
 

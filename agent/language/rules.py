@@ -124,6 +124,15 @@ class Qualifier(NamedTuple):
     asked: re.Pattern[str]  # the question carries it
     met: re.Pattern[str]  # the context says it
     why: str
+    # It narrows an amount or a period ("monthly maximum"): it constrains only answers
+    # that are one (AMOUNT_ANSWERS); asking for steps past "the 40-minute limit", the
+    # limit is the topic, not a figure the answer must give.
+    amount: bool = False
+
+
+# Answer types an amount qualifier constrains: a number or a period, a yes or no about one
+# ("is there a yearly cap?"), or an answer of no stated type.
+AMOUNT_ANSWERS = frozenset({"number", "date", "yes_no", "entity"})
 
 
 def _re(pattern: str) -> re.Pattern[str]:
@@ -139,42 +148,55 @@ QUALIFIERS: tuple[Qualifier, ...] = (
             r"not (?:to )?exceed|exceed|in excess|only|total)\b"
         ),
         "a cap asked for is answered by a limit, not by any amount the page mentions",
+        amount=True,
     ),
     Qualifier(
         "minimum",
-        _re(r"\b(?:min|minimum|at least|fewest)\b"),
+        _re(r"\b(?:min|minimum|at least)\b"),
         _re(r"\b(?:min|minimum|at least|no (?:fewer|less) than|or more)\b"),
         "a floor asked for is answered by a floor",
+        amount=True,
     ),
     Qualifier(
         "monthly",
         _re(r"\b(?:monthly|per month|a month|each month|every month)\b"),
         _re(r"\bmonth"),
         "a monthly figure is not a yearly or per-trip one",
+        amount=True,
     ),
     Qualifier(
         "yearly",
         _re(r"\b(?:yearly|per year|a year|each year|every year|annually|per annum)\b"),
         _re(r"\b(?:year|yearly|annual|annually|per annum)\b"),
         "a yearly figure is not a monthly or one-off one ('annual leave' is a name, not this)",
+        amount=True,
     ),
     Qualifier(
         "weekly",
         _re(r"\b(?:weekly|per week|a week|each week|every week)\b"),
         _re(r"\bweek"),
         "a weekly figure is not a daily or yearly one",
+        amount=True,
     ),
     Qualifier(
         "daily",
         _re(r"\b(?:daily|per day|a day|each day|every day)\b"),
         _re(r"\b(?:day|daily)\b"),
         "a daily rate is not a trip's total",
+        amount=True,
     ),
     Qualifier(
         "per pay period",
         _re(r"\b(?:per|each|every) pay ?period\b"),
         _re(r"\bpay ?periods?\b"),
         "payroll figures are given per pay period",
+        amount=True,
+    ),
+    Qualifier(
+        "fewest",
+        _re(r"\bfewest\b"),
+        _re(r"\b(?:fewest|least|lowest|smallest|minimum)\b"),
+        "a superlative picks one member of a set, whatever the answer's type",
     ),
     Qualifier(
         "part-time",

@@ -17,6 +17,7 @@ from collections.abc import Callable, Sequence
 from agent.language.questions import AnswerType
 from agent.language.rules import (
     ACTION_VERBS,
+    AMOUNT_ANSWERS,
     CAUSE,
     DEFINES,
     MONTHS,
@@ -111,14 +112,23 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
     return ""
 
 
-def unmet_qualifiers(question: str, context: str) -> list[Qualifier]:
+def asked_qualifiers(question: str, kind: AnswerType) -> list[Qualifier]:
+    """The qualifiers `question` carries that constrain an answer of type `kind`."""
+    return [
+        q
+        for q in QUALIFIERS
+        if q.asked.search(question) and (not q.amount or kind in AMOUNT_ANSWERS)
+    ]
+
+
+def unmet_qualifiers(question: str, context: str, kind: AnswerType) -> list[Qualifier]:
     """The qualifiers `question` carries that `context` (the sentence, its heading path and
     its document's title) does not say."""
-    return [q for q in QUALIFIERS if q.asked.search(question) and not q.met.search(context)]
+    return [q for q in asked_qualifiers(question, kind) if not q.met.search(context)]
 
 
-def constraints_met(question: str, context: str) -> bool:
-    return not unmet_qualifiers(question, context)
+def constraints_met(question: str, context: str, kind: AnswerType) -> bool:
+    return not unmet_qualifiers(question, context, kind)
 
 
 def _new(span: str, asked: set[str]) -> bool:
@@ -229,11 +239,18 @@ def _places(quote: str, question: str) -> list[str]:
 
 
 def _polar(quote: str, question: str) -> list[str]:
-    """The clause stating the yes or the no: the one with a polarity word, most of the
-    question's words first."""
+    """The clause stating the yes or the no: the one with a polarity word, or an instruction
+    ("Can I create a private repo?" is answered by "Ask Tech Operations before creating
+    private repositories": what one must do first), most of the question's words first."""
     asked = {fold(w) for w in WORD.findall(question)}
-    clauses = [c for c in _CLAUSE_BREAK.split(quote) if c and POLARITY.search(c)]
+    clauses = [c for c in _CLAUSE_BREAK.split(quote) if c and (POLARITY.search(c) or _instructs(c))]
     return sorted(clauses, key=lambda c: -len({fold(w) for w in WORD.findall(c)} & asked))
+
+
+def _instructs(clause: str) -> bool:
+    """Whether `clause` opens with the verb of an instruction ("Ask …", "Submit …")."""
+    words = clause.split()
+    return bool(words) and words[0].strip("*_`“”\"'([").casefold() in ACTION_VERBS
 
 
 def _steps(quote: str, question: str) -> list[str]:
@@ -338,7 +355,11 @@ def gap_sentence(
     question's words it never says (`unsaid`: "“Work schedules” mentions paid holiday but
     not Juneteenth.")."""
     topic = _shared_words(question, quote) or "the topic"
-    found = [(m.start(), q.name) for q in QUALIFIERS if (m := q.asked.search(question))]
+    found = [
+        (m.start(), q.name)
+        for q in asked_qualifiers(question, kind)
+        if (m := q.asked.search(question))
+    ]
     asked = [name for _, name in sorted(found)]  # in the question's order
     said = {fold(w) for w in WORD.findall(f"{title} {quote}")}
     if unsaid and not asked and fold(unsaid) not in said:

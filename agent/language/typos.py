@@ -8,23 +8,25 @@ alone rather than guessed.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
 
 def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, str]:
     """`{typo: word}` for each of `words` not in `vocabulary` with one closest word in it
-    (one edit for words of up to 5 letters, two beyond; digits and short words never)."""
+    (one edit for words of 4 letters, two beyond; digits and short words never)."""
     found = {}
     for word in words:
         if word in vocabulary or len(word) < 4 or any(c.isdigit() for c in word):
             continue
-        limit = 1 if len(word) <= 5 else 2
+        limit = 1 if len(word) <= 4 else 2
         best: list[str] = []
         best_distance = limit + 1
         for candidate in vocabulary:
             if abs(len(candidate) - len(word)) > limit or candidate[:1] != word[:1]:
                 continue  # a typo rarely hits the first letter; this keeps the scan cheap
             distance = edit_distance(word, candidate, limit)
+            if distance > limit:
+                continue  # `limit + 1` means "too far", never a tie among the far ones
             if distance < best_distance:
                 best, best_distance = [candidate], distance
             elif distance == best_distance:
@@ -32,6 +34,19 @@ def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, s
         if len(best) == 1:
             found[word] = best[0]
     return found
+
+
+def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str] | None:
+    """The two words the documents write apart that the asker wrote as one ("under-performing"
+    for "underperforming", "sign up" for "signup"): the first split whose parts are both
+    words (`is_word`), each of at least three letters and the second of four; None if
+    there is none."""
+    if len(word) < 7 or any(c.isdigit() for c in word):
+        return None
+    for i in range(3, len(word) - 3):
+        if is_word(word[:i]) and is_word(word[i:]):
+            return word[:i], word[i:]
+    return None
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

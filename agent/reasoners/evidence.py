@@ -33,7 +33,7 @@ from agent.language.abbreviations import defined_abbreviations
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
 from agent.language.spans import constraints_met, find_span
-from agent.language.typos import apply, corrections
+from agent.language.typos import apply, corrections, split_compound
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
@@ -184,7 +184,13 @@ class EvidenceScorer:
         # have ("calendar"); nor is a word the knowledge base has elsewhere.
         unread = [t for t in question.terms if t not in vocabulary and t not in question.names]
         known = self._corpus_terms.known(unread) if self._corpus_terms else set()
-        fixes = corrections([t for t in unread if t not in known], vocabulary)
+        unknown = [t for t in unread if t not in known]
+        fixes = corrections(unknown, vocabulary)
+        # A word the pages write as two ("under-performing") stands for its second part.
+        for term in unknown:
+            parts = None if term in fixes else split_compound(term, self._part_of(vocabulary))
+            if parts:  # "underperform" is said of the "perform" the pages have
+                fixes[term] = next(iter(self.stems(parts[1])))
         if not fixes:
             return question
         return dataclasses.replace(
@@ -193,6 +199,30 @@ class EvidenceScorer:
             names=apply(question.names, fixes),
             pairs=tuple((fixes.get(a, a), fixes.get(b, b)) for a, b in question.pairs),
         )
+
+    def _part_of(self, vocabulary: frozenset[str]) -> Callable[[str], bool]:
+        """Whether a piece of a word is a word of `vocabulary` or a stop word (no stems)."""
+
+        def is_word(piece: str) -> bool:
+            stems = self.stems(piece)
+            return not stems or (len(piece) >= 3 and stems <= vocabulary)
+
+        return is_word
+
+    def split_unknown(self, word: str) -> str:
+        """`word` as the knowledge base writes it: "under performing" for "underperforming"
+        when no page has the one word and pages have the second part; else `word`."""
+        stems = self.stems(word)
+        if self._corpus_terms is None or not stems or self._corpus_terms.known(stems):
+            return word
+        corpus = self._corpus_terms
+
+        def is_word(piece: str) -> bool:
+            pieces = self.stems(piece)
+            return not pieces or (len(piece) >= 3 and corpus.known(pieces) == set(pieces))
+
+        parts = split_compound(word.casefold(), is_word)
+        return " ".join(parts) if parts else word
 
     def _scored(self, unit: _Lexical, similarity: float) -> ScoredUnit:
         o = self._options
@@ -327,7 +357,7 @@ class EvidenceScorer:
         where = f"{unit.text}\n{' > '.join(chunk.heading_path)}\n{section}\n{passage.title}"
         # Answered only by a span of the asked type, in a context meeting the question's
         # qualifiers ("monthly maximum", "part-time").
-        typed = bool(span) and constraints_met(question.text, where)
+        typed = bool(span) and constraints_met(question.text, where, question.answer_type)
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
             reach *= 0.75

@@ -215,10 +215,17 @@ class ExtractiveReasoner:
         question = state.sub_questions[gap.sub_question].text
         analysis = self._analysis(state, gap.sub_question)
         missing = gap.missing or analysis.terms
-        words = _surface_words(question, missing, self._analyzer)
+        # A word no page has, which the pages write as two, is searched as they write it.
+        words = " ".join(
+            self._scorer.split_unknown(w)
+            for w in _surface_words(question, missing, self._analyzer).split()
+        )
         found = sorted(state.evidence_for(gap.sub_question), key=lambda e: -e.score)
         bridges = [n for e in found[:2] for n in new_names(e.quote, question)]
-        keywords = _surface_words(question, analysis.terms, self._analyzer)
+        keywords = " ".join(
+            self._scorer.split_unknown(w)
+            for w in _surface_words(question, analysis.terms, self._analyzer).split()
+        )
         # The two best names together, then each alone: the search finds either page.
         named = list(dict.fromkeys(bridges))[:2]
         options = [named, *([n] for n in named[:2])] if named else []
@@ -278,6 +285,16 @@ class ExtractiveReasoner:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
+        # Then, in the places left, other answers of the asked type on the pages cited: a
+        # page often gives the answer in a sentence repeating no more of the question than
+        # its best match does ("Ask Tech Operations before creating private repositories"
+        # beside "include a link … that explains why it is private").
+        for candidate in rest:
+            if len(chosen) >= o.claims_per_question:
+                break
+            on_cited_page = candidate.document_id in documents and candidate not in chosen
+            if candidate.typed and on_cited_page and not _overlaps_any(candidate, chosen):
+                chosen.append(candidate)
         return [
             DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score, e.span)
             for e in chosen
@@ -377,6 +394,10 @@ def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyz
     wanted = set(stems)
     words = [w for w in question.replace("?", " ").split() if set(analyzer.stems(w)) & wanted]
     return " ".join(dict.fromkeys(words))
+
+
+def _overlaps_any(candidate: Evidence, chosen: Sequence[Evidence]) -> bool:
+    return any(_overlaps(candidate.quote, c.quote) for c in chosen)
 
 
 def _overlaps(a: str, b: str) -> bool:

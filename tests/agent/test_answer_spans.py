@@ -128,14 +128,41 @@ def test_a_quote_without_an_answer_of_the_asked_type_holds_no_span(
 
 def test_a_qualifier_of_the_question_must_be_met_in_the_quote_its_heading_or_its_title() -> None:
     question = "What is the monthly maximum for the transit subsidy?"
-    assert not constraints_met(question, "The transit subsidy pays $300 per trip.")
-    assert not constraints_met(question, "The transit subsidy is at most $300.")
-    assert constraints_met(question, "The transit subsidy pays up to $300 per month.")
+    kind = answer_type(question)
+    assert not constraints_met(question, "The transit subsidy pays $300 per trip.", kind)
+    assert not constraints_met(question, "The transit subsidy is at most $300.", kind)
+    assert constraints_met(question, "The transit subsidy pays up to $300 per month.", kind)
     # the heading path counts as context too
-    assert constraints_met(question, "Up to $300.\nBenefits > Transit subsidy (monthly)")
+    assert constraints_met(question, "Up to $300.\nBenefits > Transit subsidy (monthly)", kind)
     part_time = "How much annual leave do part-time employees earn?"
-    assert not constraints_met(part_time, "Employees earn 4 hours per pay period.")
-    assert constraints_met(part_time, "Part-time employees earn 1 hour for every 20 hours.")
+    kind = answer_type(part_time)
+    assert not constraints_met(part_time, "Employees earn 4 hours per pay period.", kind)
+    assert constraints_met(part_time, "Part-time employees earn 1 hour for every 20 hours.", kind)
+
+
+def test_an_instruction_answers_a_yes_no_question() -> None:
+    # "Can I …?" is answered by what one must do first, though no "must" or "can" says so.
+    question = "can I just create a private repo for my project?"
+    quote = "Ask Tech Operations before creating private repositories."
+    assert find_span(quote, answer_type(question), question) == quote
+    assert find_span("Private repositories cost money.", "yes_no", question) == ""
+
+
+def test_an_amount_qualifier_does_not_constrain_the_steps_a_question_asks_for() -> None:
+    # The limit is what the steps get past, not a figure the answer must give; a question
+    # asking for the figure is still held to it, and part-time narrows steps as well.
+    steps = "How do I get past the 40-minute limit on Zoom?"
+    quote = "Submit a request to be upgraded to a Licensed user."
+    assert constraints_met(steps, quote, answer_type(steps))
+    figure = "What is the meeting limit on Zoom?"
+    assert not constraints_met(figure, "Meetings of a Basic user end on their own.", "number")
+    # "fewest" picks one member of a set: it narrows a place as much as a number.
+    fewest = "Where are there the fewest offices?"
+    kind = answer_type(fewest)
+    assert not constraints_met(fewest, "About one million people work in offices in France.", kind)
+    assert constraints_met(fewest, "Lyon has the fewest offices.", kind)
+    part_time = "How do part-time employees request leave?"
+    assert not constraints_met(part_time, "Submit a leave request.", answer_type(part_time))
 
 
 def test_a_gap_is_said_in_one_plain_sentence() -> None:
@@ -167,3 +194,8 @@ def test_a_typo_is_matched_to_the_one_word_of_the_passages_an_edit_or_two_away()
     assert corrections(["acount"], frozenset({"account", "amount"})) == {}
     assert corrections(["cat"], frozenset({"cap", "car"})) == {}
     assert edit_distance("vouchre", "voucher", 2) == 1  # a transposition is one edit
+
+
+def test_a_word_far_from_every_word_of_the_passages_is_not_corrected() -> None:
+    # Three edits away is "too far" for each candidate, not a tie to break.
+    assert corrections(["underperform"], frozenset({"unnecessari"})) == {}

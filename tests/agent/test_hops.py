@@ -299,3 +299,25 @@ async def test_a_page_the_evidence_names_is_held_to_the_phrases_of_the_pages_rea
     state = state_for(question)
     found = await reasoner(embedder).extract(0, [leave, sick], state)
     assert found and all("sick leave hours" not in e.quote for e in found), [e.quote for e in found]
+
+
+def test_another_answer_of_the_asked_type_on_a_cited_page_fills_a_place_left() -> None:
+    # The instruction repeats no more of the question than the best match does and is not
+    # close to it in score; it holds an answer of the asked type, so it is shown. A
+    # sentence of the same page holding none is not.
+    state = state_for("can I just create a private repo for my project?")
+    terms = frozenset({"privat", "repo"})
+    best = evidence(1, "GitHub", "Link a document explaining why a repo is private.", 1.2, terms)
+    instruction = evidence(
+        1, "GitHub", "Ask Tech Operations before creating private repositories.", 0.9, terms
+    )
+    untyped = dataclasses.replace(
+        evidence(1, "GitHub", "Private repositories cost money.", 0.9, terms), typed=False
+    )
+    state.evidence = [
+        dataclasses.replace(best, support="strong"),
+        dataclasses.replace(instruction, chunk_id=11),
+        dataclasses.replace(untyped, chunk_id=12),
+    ]
+    claims = ExtractiveReasoner._claims_for(_bare(), 0, state)
+    assert [c.chunk_id for c in claims] == [10, 11]

@@ -8,6 +8,8 @@ about "the treaty" of the question look like it spoke of another kind of treaty.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -225,3 +227,59 @@ def test_a_quantity_stated_plainly_is_a_constraint_the_page_must_meet(
     # Only one offered as an example ("like $50M") is a premise; this one says which people.
     question = analyzer.analyse("What share of staff earn more than $50,000 a year?")
     assert "50" in question.key_terms
+
+
+def test_a_negation_in_the_scene_is_not_a_negation_the_answer_must_share(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    scene = "need to fly out tonight and my authorization never got approved. what now?"
+    assert not analyzer.analyse(scene).negated
+    assert analyzer.analyse("My plan changed. What is not covered by it?").negated
+    assert analyzer.analyse("What is not covered by the plan?").negated
+
+
+async def test_a_sentence_without_the_scene_s_negation_still_answers(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    answer = "Book emergency travel arrangements by calling the travel agency."
+    supports = await _supports(
+        embedder,
+        "My travel authorization was never approved. How do I book emergency travel arrangements?",
+        answer,
+    )
+    assert supports.get(answer) in ("strong", "partial")
+
+
+async def test_a_word_the_pages_write_as_two_is_read_as_they_write_it(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    answer = "Your supervisor deals with anyone under-performing."
+    supports = await _supports(embedder, "who deals with underperforming staff?", answer)
+    assert supports.get(answer) in ("strong", "partial")
+
+
+class _Corpus:
+    """The knowledge base's terms, as the keyword index reports them."""
+
+    def __init__(self, terms: set[str]) -> None:
+        self._terms = terms
+
+    def known(self, terms: Iterable[str]) -> set[str]:
+        return set(terms) & self._terms
+
+    def rarity(self, terms: Iterable[str]) -> dict[str, float]:
+        return dict.fromkeys(terms, 1.0)
+
+
+def test_a_word_no_page_has_is_searched_as_the_pages_write_it(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=None,  # type: ignore[arg-type]
+        corpus_terms=_Corpus({"under", "perform", "employe"}),
+    )
+    assert scorer.split_unknown("underperforming") == "under performing"
+    assert scorer.split_unknown("employees") == "employees"  # a word the pages have
+    assert scorer.split_unknown("outperforming") == "outperforming"  # "out" is no word here
