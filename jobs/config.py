@@ -186,6 +186,9 @@ class NotionSettings(ConnectorSettings):
     # rows' titles and properties, up to this many rows); false: rows only.
     databases: bool = True
     max_database_rows: int = Field(default=200, ge=1, le=10_000)
+    # Results per call (search, a page's blocks, a database's rows; Notion's maximum is
+    # 100): pages are read as each search answer arrives, so this bounds what a run holds.
+    page_size: int = Field(default=100, ge=1, le=100)
 
 
 GITHUB_DOC_PATHS = ("**/*.md", "**/*.markdown", "**/*.rst", "**/*.txt", "**/*.ipynb")
