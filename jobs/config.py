@@ -337,7 +337,9 @@ class GoogleDriveSettings(ConnectorSettings):
     include_limited_access: bool = False
     max_bytes: int = Field(default=20_000_000, ge=1, le=2_000_000_000)
     max_sheet_rows: int = Field(default=1000, ge=1, le=1_000_000)
-    page_size: int = Field(default=100, ge=1, le=1000)  # files or changes per call
+    # Files or changes per call; also the most files read together before they are
+    # handed on to be written.
+    page_size: int = Field(default=100, ge=1, le=1000)
     # The Drive API's base URL; only for a proxy or a test double.
     api_endpoint: str | None = Field(default=None, pattern=r"^https?://")
 
