@@ -7,9 +7,9 @@ Each system's strict fake holds the content requests of its last pages until the
 has seen the first pages written and killed the process; the next run gets every answer.
 The held requests time out and those pages fail, so the run goes on to write what it
 read (with no `kb jobs --worker` alive, a run writes its queued documents once its
-listing is done): it is killed as they land, before its cursor is saved. Drive and
-Notion list `page_size = 4` files or pages per call, so the pages before the held ones
-are read while those wait, and time out after `timeout_seconds = 2`, tried once.
+listing is done): it is killed as they land, before its cursor is saved. Each lists
+`page_size = 4` pages per call, so the pages before the held ones are read while those
+wait, and gives a held request up after `timeout_seconds = 2`, tried once.
 """
 
 from __future__ import annotations
@@ -75,6 +75,10 @@ async def served(app: web.Application) -> AsyncIterator[TestServer]:
         await server.close()
 
 
+# A listing page of 4; a held request given up after 2 s, without a retry.
+QUICK = "page_size = 4\ntimeout_seconds = 2\nmax_attempts = 1\n"
+
+
 @asynccontextmanager
 async def confluence(opened: asyncio.Event) -> AsyncIterator[System]:
     fake = FakeConfluence()
@@ -88,14 +92,10 @@ async def confluence(opened: asyncio.Event) -> AsyncIterator[System]:
         yield System(
             toml='kind = "confluence"\n[source.settings]\n'
             f'url = "{fake.base_url}"\ncloud = true\nuser_env = "WIKI_USER"\n'
-            'token_env = "WIKI_TOKEN"\nspaces = ["OPS"]\n',
+            f'token_env = "WIKI_TOKEN"\nspaces = ["OPS"]\n{QUICK}',
             env={"WIKI_USER": "bot@acme.test", "WIKI_TOKEN": "api-token"},
             late=lambda r: r.match_info.get("id") in late_ids,
         )
-
-
-# A listing page of 4; a held request given up after 2 s, without a retry.
-QUICK = "page_size = 4\ntimeout_seconds = 2\nmax_attempts = 1\n"
 
 
 @asynccontextmanager
