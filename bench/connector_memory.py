@@ -203,8 +203,8 @@ async def sync(
                     pid, status, usage = os.wait4(child.pid, os.WNOHANG)
                     if pid:
                         break
-                    started, count = await state(dsn)
-                    meter.sample(started=started)
+                    run_started, count = await state(dsn)
+                    meter.sample(started=run_started)
                     progress.update(task, completed=count)
                     await asyncio.sleep(0.5)
             except BaseException:
