@@ -55,6 +55,8 @@ from tests.jobs.connectors import fake_confluence, fake_drive, fake_notion
 from tests.jobs.connectors.sync_helpers import MemoryStore
 
 RESULTS_FILE = REPO_ROOT / "bench" / "results" / "connectors.md"
+# The section bench/connector_memory.py writes into the same file: kept on rewrites.
+MEMORY_SECTION = "## Memory of a first sync of many pages"
 # Documented or typical limits, as requests per second: Notion averages 3 requests/s
 # per integration (developers.notion.com/reference/request-limits); Confluence Cloud's
 # and Drive's quotas are higher and per account; these keep the fakes honest.
@@ -336,6 +338,13 @@ def report(config: BenchConfig, results: Sequence[SystemResult], seconds: float)
     return "\n".join(lines) + "\n"
 
 
+def with_kept_sections(path: Path, text: str) -> str:
+    """The new report, followed by bench/connector_memory.py's section of the old file."""
+    old = path.read_text() if path.exists() else ""
+    at = old.find(MEMORY_SECTION)
+    return text if at < 0 else text.rstrip("\n") + "\n\n" + old[at:]
+
+
 async def main(config: BenchConfig) -> str:
     started = time.perf_counter()
     results = []
@@ -354,5 +363,5 @@ if __name__ == "__main__":
     text = asyncio.run(main(settings))
     print(text)
     if settings.output is not None:
-        settings.output.write_text(text)
+        settings.output.write_text(with_kept_sections(settings.output, text))
         print(f"written to {settings.output}")

@@ -186,6 +186,9 @@ class NotionSettings(ConnectorSettings):
     # rows' titles and properties, up to this many rows); false: rows only.
     databases: bool = True
     max_database_rows: int = Field(default=200, ge=1, le=10_000)
+    # Results per call (search, a page's blocks, a database's rows; Notion's maximum is
+    # 100): pages are read as each search answer arrives, so this bounds what a run holds.
+    page_size: int = Field(default=100, ge=1, le=100)
 
 
 GITHUB_DOC_PATHS = ("**/*.md", "**/*.markdown", "**/*.rst", "**/*.txt", "**/*.ipynb")
@@ -334,7 +337,9 @@ class GoogleDriveSettings(ConnectorSettings):
     include_limited_access: bool = False
     max_bytes: int = Field(default=20_000_000, ge=1, le=2_000_000_000)
     max_sheet_rows: int = Field(default=1000, ge=1, le=1_000_000)
-    page_size: int = Field(default=100, ge=1, le=1000)  # files or changes per call
+    # Files or changes per call; also the most files read together before they are
+    # handed on to be written.
+    page_size: int = Field(default=100, ge=1, le=1000)
     # The Drive API's base URL; only for a proxy or a test double.
     api_endpoint: str | None = Field(default=None, pattern=r"^https?://")
 

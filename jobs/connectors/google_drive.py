@@ -222,7 +222,9 @@ class GoogleDriveSource(ChangeFeedSource):
 
     @property
     def _batch_size(self) -> int:
-        return self._settings.concurrency * 4
+        # Files read side by side before they are handed on: at most a listing page, so
+        # `page_size` also bounds what a run holds (and how much a killed run re-lists).
+        return min(self._settings.concurrency * 4, self._settings.page_size)
 
     async def _subtree(self, folder: str, unit: str | None) -> AsyncIterator[dict[str, Any]]:
         """The files below a folder that moved into, out of or between units.
@@ -425,7 +427,9 @@ class GoogleDriveSource(ChangeFeedSource):
         import httplib2
 
         credentials = self._service._http.credentials
-        return google_auth_httplib2.AuthorizedHttp(credentials, http=httplib2.Http())
+        # httplib2 waits forever by default: a stalled answer would hang the sync.
+        http = httplib2.Http(timeout=self._settings.timeout_seconds)
+        return google_auth_httplib2.AuthorizedHttp(credentials, http=http)
 
     async def _run(self, build: Callable[[], Any]) -> Any:
         from google.auth.exceptions import RefreshError, TransportError

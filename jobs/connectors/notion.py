@@ -5,12 +5,14 @@ loop), with its own retries off: every call goes through jobs/connectors/retry.p
 
 The change feed is POST /v1/search for pages, sorted by last_edited_time descending
 (https://developers.notion.com/reference/post-search), read until a page older than
-the cursor: a run with no edits makes one call. A page whose last_edited_time and
-collection match the stored copy is not fetched. Search returns neither deleted nor
-unshared pages, so every `full_check_every` runs the whole id list is read (pages only,
-no content) and stored pages missing from it are removed. A page's blocks come from
-GET /v1/blocks/{id}/children, paginated, recursively (notion_blocks.py turns them into
-text). The permission unit is the root page: the top-most shared ancestor, or the
+the cursor: a run with no edits makes one call. Pages are read as each search answer
+arrives (`page_size` results per call), so memory holds one answer, not the listing;
+the cursor (the newest edit seen) is saved only once the run is complete. A page whose
+last_edited_time and collection match the stored copy is not fetched. Search returns
+neither deleted nor unshared pages, so every `full_check_every` runs the whole id list
+is read (pages only, no content) and stored pages missing from it are removed. A page's
+blocks come from GET /v1/blocks/{id}/children, paginated, recursively (notion_blocks.py
+turns them into text). The permission unit is the root page: the top-most shared ancestor, or the
 configured `root_pages` one a page is below; `collections` maps it to a collection.
 
 A database is a document too (uri `data_source/<id>`, one per data source, in its
@@ -51,7 +53,6 @@ from jobs.documents import (
 
 log = logging.getLogger(__name__)
 
-PAGE_SIZE = 100  # the API's maximum
 # Pages fetched side by side; the calls themselves are capped by ApiCalls.
 WINDOW = 8
 MAX_DEPTH = 64  # nesting of blocks, and of parents when finding a root
@@ -106,11 +107,14 @@ class Listed:
 class NotionApi:
     """The calls this connector makes, with Notion's errors turned into ours."""
 
-    def __init__(self, client: AsyncClient, calls: ApiCalls, *, source: str, env: str) -> None:
+    def __init__(
+        self, client: AsyncClient, calls: ApiCalls, *, source: str, env: str, page_size: int
+    ) -> None:
         self._client = client
         self.calls = calls
         self._source = source
         self._env = env
+        self._page_size = page_size
 
     async def call(self, request: Callable[[], Awaitable[Any]]) -> dict[str, Any]:
         async def once() -> dict[str, Any]:
@@ -140,7 +144,7 @@ class NotionApi:
         while True:
             body: dict[str, Any] = {
                 "sort": {"direction": "descending", "timestamp": "last_edited_time"},
-                "page_size": PAGE_SIZE,
+                "page_size": self._page_size,
             }
             if not databases:
                 body["filter"] = {"property": "object", "value": "page"}
@@ -174,7 +178,7 @@ class NotionApi:
         while True:
             query: dict[str, Any] = {
                 "data_source_id": data_source_id,
-                "page_size": min(PAGE_SIZE, limit - len(rows)),
+                "page_size": min(self._page_size, limit - len(rows)),
             }
             if start:
                 query["start_cursor"] = start
@@ -191,7 +195,7 @@ class NotionApi:
     async def children(self, block_id: str) -> AsyncIterator[dict[str, Any]]:
         start: str | None = None
         while True:
-            query: dict[str, Any] = {"block_id": block_id, "page_size": PAGE_SIZE}
+            query: dict[str, Any] = {"block_id": block_id, "page_size": self._page_size}
             if start:
                 query["start_cursor"] = start
             answer = await self.call(functools.partial(self._client.blocks.children.list, **query))
@@ -249,7 +253,7 @@ class NotionSource(ChangeFeedSource):
     async def check(self, *, titles: int = 3) -> SourceCheck:
         client, calls = self._client()
         async with client:
-            api = NotionApi(client, calls, source=self.name, env=self._token.env)
+            api = self._api(client, calls)
             seen, first = 0, list[str]()
             async for listed in api.search_pages():
                 seen += 1
@@ -259,44 +263,73 @@ class NotionSource(ChangeFeedSource):
                     return SourceCheck(seen, tuple(first), capped=True)
             return SourceCheck(seen, tuple(first))
 
+    def _api(self, client: AsyncClient, calls: ApiCalls) -> NotionApi:
+        return NotionApi(
+            client, calls, source=self.name, env=self._token.env, page_size=self.settings.page_size
+        )
+
     async def changes(self, cursor: Cursor | None) -> AsyncIterator[SourceItem]:
         client, calls = self._client()
         async with client:
-            api = NotionApi(client, calls, source=self.name, env=self._token.env)
+            api = self._api(client, calls)
             self._full = cursor is None or self._runs + 1 >= self.settings.full_check_every
-            listed = await self._listing(api, cursor)
-            retry = [r for r in (cursor or {}).get("retry", []) if r not in {p.uri for p in listed}]
-            pages = [p for p in [*listed, *await self._retried(api, retry)] if not p.is_data_source]
+            listed: set[str] = set()  # the uris search listed: ids only, for the full check
+            sources: list[Listed] = []  # data sources: read once their rows are read
             touched: set[str] = set()  # data sources whose rows changed this run
-            for window in _windows(pages, WINDOW):
-                items = await asyncio.gather(*(self._item(api, page) for page in window))
-                for page, item in zip(window, items, strict=True):
-                    if item is not None:
-                        if page.data_source and not isinstance(item, UnchangedDocument):
-                            touched.add(plain_id(page.data_source))
-                        yield item
-            sources = [p for p in listed if p.is_data_source]
+            # Pages are read as search lists them, a window at a time, so a run holds a
+            # window and one search answer, not the workspace's listing.
+            async for window in self._listing(api, cursor):
+                listed.update(p.uri for p in window)
+                sources.extend(p for p in window if p.is_data_source)
+                pages = [p for p in window if not p.is_data_source]
+                async for item in self._read(api, pages, touched):
+                    yield item
+            retry = [r for r in (cursor or {}).get("retry", []) if r not in listed]
+            for retried in _windows(await self._retried(api, retry), WINDOW):
+                async for item in self._read(api, retried, touched):
+                    yield item
             async for item in self._databases(api, sources, touched, retry):
                 yield item
             if self._full:
-                ids = {p.uri for p in listed}
                 for uri in self.context.stored:
-                    if uri not in ids:
+                    if uri not in listed:
                         yield GoneDocument(uri, "deleted, or no longer shared with the integration")
 
-    async def _listing(self, api: NotionApi, cursor: Cursor | None) -> list[Listed]:
+    async def _read(
+        self, api: NotionApi, pages: Sequence[Listed], touched: set[str]
+    ) -> AsyncIterator[SourceItem]:
+        """Pages read side by side; a row that changed marks its data source `touched`."""
+        items = await asyncio.gather(*(self._item(api, page) for page in pages))
+        for page, item in zip(pages, items, strict=True):
+            if item is not None:
+                if page.data_source and not isinstance(item, UnchangedDocument):
+                    touched.add(plain_id(page.data_source))
+                yield item
+
+    async def _listing(self, api: NotionApi, cursor: Cursor | None) -> AsyncIterator[list[Listed]]:
+        """What search lists since the cursor, newest edit first, in windows of pages.
+
+        The newest time seen becomes the next cursor, but only through cursor_after, once
+        the run is complete: search is newest first, so a run stopped half-way has not
+        seen the older edits yet and must list them again.
+        """
         since = None if self._full or cursor is None else cursor.get("since")
-        listed = []
+        size = min(WINDOW, self.settings.page_size)  # never waiting for a second answer
+        window: list[Listed] = []
         async for page in api.search_pages(databases=self.settings.databases):
             # Notion's times are to the minute: an equal time may be a later edit, so it is
             # listed, and skipped below if the stored copy has that time already.
             if since is not None and page.edited < since:
                 break
-            listed.append(page)
+            window.append(page)
             self._parents[plain_id(page.id)] = _parent_id(page.page)
             if self._newest is None or page.edited > self._newest:
                 self._newest = page.edited
-        return listed
+            if len(window) >= size:
+                yield window
+                window = []
+        if window:
+            yield window
 
     async def _retried(self, api: NotionApi, ids: Sequence[str]) -> list[Listed]:
         found = []
@@ -513,8 +546,8 @@ class NotionSource(ChangeFeedSource):
         }
 
 
-# What is kept of a listed page until its turn comes: a full sync holds every page of
-# the workspace at once, so their (possibly large) properties are dropped.
+# What is kept of a listed page until its turn comes (a window of pages is read while
+# the rest of its search answer waits): its (possibly large) properties are dropped.
 _KEPT = ("id", "last_edited_time", "parent", "url", "created_by", "archived", "in_trash")
 
 
