@@ -169,6 +169,9 @@ class QuestionAnalysis:
     # Words of the qualifiers it carries ("monthly", "maximum", "part-time"), which the
     # qualifier check judges against a quote's context (agent/language/spans.py).
     qualifiers: frozenset[str] = frozenset()
+    # Light verbs among the terms ("get", "give"): a unit sharing one reads closer to the
+    # question, one without is not judged on them (agent/language/rules.py LIGHT_VERBS).
+    light_verbs: frozenset[str] = frozenset()
     # Terms that name the kind of answer asked ("email" in "who should I email?"): a unit
     # holding a span of that type carries them (agent/language/rules.py TYPE_NOUNS).
     type_nouns: frozenset[str] = frozenset()
@@ -218,9 +221,9 @@ class QuestionAnalyzer:
     def analyse(self, question: str) -> QuestionAnalysis:
         text = " ".join(question.split())
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", text))
-        how_put = ASKING_WORDS | self._light_verbs
-        words = [w for w in self.stems(content) if w not in how_put]
+        words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
+        how_put = ASKING_WORDS | self._light_verbs  # a verb names no kind of thing
         sequence = [w if w not in how_put else None for w in self.phrase_words(content)]
         pairs = [(a, b) for a, b in itertools.pairwise(sequence) if a and b]
         asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
@@ -250,6 +253,7 @@ class QuestionAnalyzer:
             qualifiers=frozenset(
                 w for q in QUALIFIERS for m in q.asked.finditer(text) for w in self.stems(m.group())
             ),
+            light_verbs=self._light_verbs & set(terms),
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
         )
 

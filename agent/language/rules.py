@@ -310,7 +310,9 @@ HOW_ADJECTIVES = frozenset(
 
 # Light verbs (surface forms): "how many days do staff get?", "how much notice do I need
 # to give?" carry their topic in the nouns; the answering page says "receive", "are
-# entitled to", "tell … 8 weeks before" in as many ways as there are writers.
+# entitled to", "tell … 8 weeks before" in as many ways as there are writers. A unit
+# lacking one is not judged on it; one sharing it ("get a message to all staff") still
+# reads closer to the question.
 LIGHT_VERBS = frozenset(
     "get gets getting got gotten give gives giving gave given need needs needed".split()
 )
