@@ -15,7 +15,14 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from agent.language.rules import AMOUNT_ANSWERS, ASKING_WORDS, QUALIFIERS
+from agent.language.rules import (
+    AMOUNT_ANSWERS,
+    ASKING_WORDS,
+    HOW_ADJECTIVES,
+    LIGHT_VERBS,
+    QUALIFIERS,
+    TYPE_NOUNS,
+)
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import WORD, fold_accents
 
@@ -45,6 +52,8 @@ _FRAMES = re.compile(
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
+# "how big", "how old": the adjective asks for a measure (agent/language/rules.py).
+_HOW_ADJECTIVE = re.compile(rf"\b(how)\s+(?:{'|'.join(sorted(HOW_ADJECTIVES))})\b", re.I)
 # A quantity given as an example or a guess: "like $50M", "say 20+ hours", "e.g. 8".
 _EXAMPLE_QUANTITY = re.compile(
     r"\b(?:like|say|e\.g\.|eg|such as|for example|for instance|maybe|roughly|around)"
@@ -161,6 +170,12 @@ class QuestionAnalysis:
     # Words of the qualifiers it carries ("monthly", "maximum", "part-time"), which the
     # qualifier check judges against a quote's context (agent/language/spans.py).
     qualifiers: frozenset[str] = frozenset()
+    # Light verbs among the terms ("get", "give"): a unit sharing one reads closer to the
+    # question, one without is not judged on them (agent/language/rules.py LIGHT_VERBS).
+    light_verbs: frozenset[str] = frozenset()
+    # Terms that name the kind of answer asked ("email" in "who should I email?"): a unit
+    # holding a span of that type carries them (agent/language/rules.py TYPE_NOUNS).
+    type_nouns: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -173,6 +188,7 @@ class QuestionAnalyzer:
     def __init__(self, analyzer: TextAnalyzer) -> None:
         self._analyzer = analyzer
         self._stop_words = analyzer.options.stop_words
+        self._light_verbs = frozenset(self._words(" ".join(sorted(LIGHT_VERBS))))
 
     def stems(self, text: str) -> list[str]:
         """Stemmed words, accents folded ("Rély" and "Rely" are one word to a reader), and
@@ -205,10 +221,11 @@ class QuestionAnalyzer:
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = " ".join(question.split())
-        content = _FRAMES.sub(" ", text)
+        content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", text))
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
-        sequence = [w if w not in ASKING_WORDS else None for w in self.phrase_words(content)]
+        how_put = ASKING_WORDS | self._light_verbs  # a verb names no kind of thing
+        sequence = [w if w not in how_put else None for w in self.phrase_words(content)]
         pairs = [(a, b) for a, b in itertools.pairwise(sequence) if a and b]
         asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
         # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
@@ -243,6 +260,8 @@ class QuestionAnalyzer:
                 for m in q.asked.finditer(text)
                 for w in self.stems(m.group())
             ),
+            light_verbs=self._light_verbs & set(terms),
+            type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
         )
 
     def _name_stems(self, text: str) -> list[str]:

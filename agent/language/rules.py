@@ -317,3 +317,38 @@ REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
         "an amount of money is written with its currency",
     ),
 )
+
+
+# --- Words that only say how a question is put, in any knowledge base (issue 24): as key
+# terms they make coverage depend on whether a corpus happens to use them, and a corpus
+# that never does weighs them most (their idf is the highest of all).
+
+# The adjective of a "how ADJ" question asks for a measure: "how big is the stipend?" is
+# answered by "$500", which no page writes next to "big". Only right after "how": "big"
+# elsewhere ("big data") is a topic.
+HOW_ADJECTIVES = frozenset(
+    "big large small tall high low old young fast deep wide heavy early late".split()
+)
+
+# Light verbs (surface forms): "how many days do staff get?", "how much notice do I need
+# to give?" carry their topic in the nouns; the answering page says "receive", "are
+# entitled to", "tell … 8 weeks before" in as many ways as there are writers. A unit
+# lacking one is not judged on it; one sharing it ("get a message to all staff") still
+# reads closer to the question.
+LIGHT_VERBS = frozenset(
+    "get gets getting got gotten give gives giving gave given need needs needed".split()
+)
+
+# Nouns that name the kind of answer asked (surface forms), per answer type: "who should
+# I email about my pay?" is answered by "payroll@northwind.example", "what is the minimum
+# password length?" by "at least 14 characters". A unit holding a span of that type
+# carries them (agent/reasoners/evidence.py); one without is still judged on them.
+TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
+    {
+        "contact": frozenset(
+            "email emails e-mail address phone link url website channel contact".split()
+        ),
+        "number": frozenset("length size count total duration figure".split()),
+        "date": frozenset("schedule timing".split()),
+    }
+)

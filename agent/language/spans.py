@@ -101,7 +101,7 @@ _COMMON = frozenset(
 def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
     asked = {fold(w) for w in WORD.findall(question)}
-    wanted = [s for q, s, _why in REFINEMENTS if q.search(question)]
+    wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
             span = span.strip(" ,;:—–-")
@@ -110,6 +110,29 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
             if span and _new(span, asked) and short and refined:
                 return span
     return ""
+
+
+# One answer of each kind that a refinement of that kind accepts (agent/language/rules.py
+# REFINEMENTS): money and percentages narrow a number, a clock time narrows a date.
+_REFINED_KINDS = {"number": "$5, 5 percent", "date": "at 9:00 am"}
+
+
+def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
+    """Whether a refinement applies to a question asking for `kind`: it narrows that kind,
+    or the kind is open. "When is salary paid?" names salary as its topic but asks for a
+    date ("monthly"), which no amount of money answers."""
+    example = _REFINED_KINDS.get(kind)
+    return example is None or bool(refined.search(example))
+
+
+def spells_its_type(span: str, kind: AnswerType) -> bool:
+    """Whether `span` is itself what the question's type nouns name (agent/language/rules.py
+    TYPE_NOUNS): for "who should I email?" an address, a link, a channel or a number to
+    call (a role such as "the payroll team" says whom, not where to write); a number or a
+    date span is the measure or the date asked."""
+    if kind != "contact":
+        return True
+    return any(p.search(span) for p in (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE))
 
 
 def asked_qualifiers(question: str, kind: AnswerType) -> list[Qualifier]:

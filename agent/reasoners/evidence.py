@@ -32,7 +32,7 @@ from agent.answer import Support
 from agent.language.abbreviations import defined_abbreviations
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
-from agent.language.spans import constraints_met, find_span
+from agent.language.spans import constraints_met, find_span, spells_its_type
 from agent.language.typos import apply, corrections, split_compound
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
@@ -321,6 +321,9 @@ class EvidenceScorer:
             elif short <= context:
                 context |= name
         terms = question.key_terms
+        # A light verb the unit lacks is not held against it: pages say "receive" for
+        # "get" in as many ways as there are writers (agent/language/rules.py).
+        terms -= question.light_verbs - context
         covered = terms & context
         names = set(question.names) & terms
         coverage = self.share(terms, covered, names, weights)
@@ -358,6 +361,17 @@ class EvidenceScorer:
         # Answered only by a span of the asked type, in a context meeting the question's
         # qualifiers ("monthly maximum", "part-time").
         typed = bool(span) and constraints_met(question.text, where, question.answer_type)
+        if (
+            typed
+            and question.type_nouns & terms - covered
+            and spells_its_type(span, question.answer_type)
+        ):
+            # A span of the asked type carries the nouns naming that type ("email" in
+            # "who should I email?", "length" in "what is the minimum length?"): an address
+            # or a measure answers them in any knowledge base, whatever words it uses.
+            covered |= question.type_nouns & terms
+            coverage = self.share(terms, covered, names, weights)
+            reach = self.share(terms, covered, names, {})
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
             reach *= 0.75

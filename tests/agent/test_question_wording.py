@@ -1,0 +1,107 @@
+"""Words that say how a question is put, not what it is about (issue 24).
+
+On a small knowledge base that never writes "big", "get" or "email", each of these words
+was the rarest key term of all and kept the sentence that answers from covering the
+question: "How big is the home office stipend?" escalated beside "the home office stipend
+is $500". Each test fails with its rule removed; the near misses show the topic words
+still count.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from agent.language.questions import QuestionAnalyzer
+from agent.language.spans import find_span
+from agent.reasoners.evidence import EvidenceScorer
+from agent.sentence_vectors import SentenceVectors
+from agent.sentences import SentenceSplitter
+from store.embedding import SentenceTransformerEmbedder
+from store.text_analysis import TextAnalyzer
+from tests.agent.test_hops import MemoryVectors, passage
+
+
+@pytest.fixture(scope="module")
+def analyzer() -> QuestionAnalyzer:
+    return QuestionAnalyzer(TextAnalyzer())
+
+
+def test_the_adjective_of_how_big_asks_for_a_measure_and_is_no_topic(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    assert analyzer.analyse("How big is the home office stipend?").key_terms == {
+        "home",
+        "offic",
+        "stipend",
+    }
+    # Elsewhere the adjective is what the question is about.
+    assert "big" in analyzer.analyse("Is big data stored in the warehouse?").key_terms
+
+
+async def test_a_light_verb_is_not_held_against_a_unit_but_the_kind_of_leave_still_is(
+    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+) -> None:
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+    )
+    answer = "Full-time staff receive 25 PTO days per year."
+    asked = analyzer.analyse("How many PTO days do full-time staff get per year?")
+    scored = await scorer.score(asked, [passage(1, "Time off", answer)])
+    assert [(s.unit.text, s.coverage) for s in scored] == [(answer, 1.0)]
+    # A near miss on a corpus of PTO only: the word that gives it away still counts.
+    near_miss = analyzer.analyse("How many bereavement days do employees get?")
+    scored = await scorer.score(near_miss, [passage(1, "Time off", answer)])
+    assert all(s.coverage < 0.5 for s in scored)
+
+
+async def test_an_email_address_carries_the_email_a_question_asks_for(
+    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+) -> None:
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+    )
+    answer = "Questions about your pay go to payroll@northwind.example."
+    no_address = "Questions about your pay go to the payroll team."
+    # A page that writes "email" elsewhere: the word is read as written, not as a typo.
+    elsewhere = "Send an email to the IT desk for a new laptop."
+    passages = [
+        passage(1, "Payroll", answer),
+        passage(2, "Payroll team", no_address),
+        passage(3, "Laptops", elsewhere),
+    ]
+    scored = await scorer.score(analyzer.analyse("Who should I email about my pay?"), passages)
+    coverage = {s.unit.text: s.coverage for s in scored}
+    assert coverage[answer] == 1.0
+    assert coverage[no_address] == 0.5  # no address: "email" is still unanswered
+    # "email" names the topic of a procedure question, not its answer.
+    steps = analyzer.analyse("What should I do with a phishing email?")
+    assert "email" in steps.key_terms and not steps.type_nouns
+
+
+async def test_a_measure_answers_the_length_it_is_asked_for(
+    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+) -> None:
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+    )
+    answer = "Passwords must be at least 14 characters long and are stored in 1Password."
+    scored = await scorer.score(
+        analyzer.analyse("What is the minimum password length?"), [passage(1, "Security", answer)]
+    )
+    assert [(s.unit.text, s.coverage, s.span) for s in scored] == [
+        (answer, 1.0, "at least 14 characters long")
+    ]
+
+
+def test_a_question_asking_when_salary_is_paid_wants_a_date_not_an_amount() -> None:
+    quote = "Salaries are paid monthly, on the last working day of the month."
+    assert find_span(quote, "date", "When is salary paid?") == "monthly"
+    # Asked for an amount, salary still wants its currency.
+    assert find_span("The salary is 5 per month.", "number", "What is the salary?") == ""
+    assert find_span("Lunch is at noon daily.", "date", "At what time is lunch?") == "noon"
