@@ -43,10 +43,6 @@ from store.vector_search import ChunkHit
 
 log = logging.getLogger(__name__)
 
-# How many chunks of evidence the neutral weight 1.0 counts as, against a knowledge base's
-# own idf (see KeywordSearch.rarity).
-_PRIOR_CHUNKS = 20
-
 
 @dataclass(frozen=True, slots=True)
 class KeywordHits:
@@ -212,14 +208,8 @@ class KeywordSearch:
         df = np.zeros(len(terms), np.float64)
         df[known] = statistics.df[ids[known]]
         chunks = max(statistics.chunks, 1)
-        idf = np.maximum(np.log(chunks - df + 0.5) - np.log(df + 0.5), 0.25)
-        # A few chunks say little about how rare a word is: in a knowledge base of ten
-        # chunks every word the question puts differently ("big", "system") is "the
-        # rarest of all" and outweighs the topic the quote does carry. So the idf is
-        # shrunk toward the neutral 1.0 by how few chunks it rests on (a prior worth
-        # _PRIOR_CHUNKS chunks); a knowledge base of thousands keeps its idf.
-        shrunk = (chunks * idf + _PRIOR_CHUNKS) / (chunks + _PRIOR_CHUNKS)
-        return {t: float(w) for t, w in zip(terms, shrunk, strict=True)}
+        idf = np.log(chunks - df + 0.5) - np.log(df + 0.5)
+        return {t: max(float(w), 0.25) for t, w in zip(terms, idf, strict=True)}
 
     def known(self, terms: Iterable[str]) -> set[str]:
         """Which of `terms` some live chunk has, as last indexed (all of them before the

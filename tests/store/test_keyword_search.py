@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import math
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
@@ -389,18 +388,6 @@ async def test_rarity_weighs_a_term_by_how_few_chunks_hold_it(keyword: KeywordSe
             assert keyword.rarity([a])[a] == weights[a]  # alone or among others
 
     weights_follow_chunk_counts()
-
-
-async def test_a_few_chunks_say_little_so_their_rarity_stays_near_neutral(
-    keyword: KeywordSearch,
-) -> None:
-    """Five chunks: a word none of them holds would have idf ln(5.5 / 0.5) = 2.4 and
-    outweigh every topic word a quote carries; shrunk toward 1.0 by a prior worth 20
-    chunks it weighs (5 * 2.4 + 20) / 25 = 1.28, still the most of all."""
-    await keyword.search("leave")
-    weights = keyword.rarity(["zzyzx", "error_code_42"])
-    assert weights["zzyzx"] == pytest.approx((5 * math.log(5.5 / 0.5) + 20) / 25)
-    assert weights["zzyzx"] > weights["error_code_42"] > 1.0  # one chunk of five holds it
 
 
 async def test_search_finds_an_identifier_and_returns_the_chunk(keyword: KeywordSearch) -> None:
