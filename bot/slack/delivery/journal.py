@@ -25,6 +25,7 @@ import json
 import logging
 import os
 import time
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -48,19 +49,22 @@ class KeptRequest:
 
     @classmethod
     def of(cls, request: AsyncBoltRequest) -> KeptRequest:
-        content_type = request.headers.get("content-type") or [None]
-        return cls(mode=request.mode, body=request.raw_body, content_type=content_type[0])
+        content_types = request.headers.get("content-type") or []
+        content_type = content_types[0] if content_types else None
+        return cls(mode=request.mode, body=request.raw_body, content_type=content_type)
 
     def to_request(self, signing_secret: str | None) -> AsyncBoltRequest:
         """The request again, marked as replayed."""
         context = {REPLAYED: True}
         if self.mode != "http":
             return AsyncBoltRequest(body=self.body, mode=self.mode, context=context)
-        headers = {"content-type": self.content_type or "application/json"}
+        headers: dict[str, str | Sequence[str]] = {
+            "content-type": self.content_type or "application/json"
+        }
         if signing_secret is not None:
             timestamp = str(int(time.time()))
             verifier = SignatureVerifier(signing_secret)
-            signature = verifier.generate_signature(timestamp=timestamp, body=self.body)
+            signature = verifier.generate_signature(timestamp=timestamp, body=self.body) or ""
             headers |= {"x-slack-request-timestamp": timestamp, "x-slack-signature": signature}
         return AsyncBoltRequest(body=self.body, headers=headers, mode="http", context=context)
 

@@ -113,6 +113,7 @@ class Responder:
     async def _direct(self, person: Recipient, shown: dict[str, Any]) -> bool:
         if not person.user_id:
             return False
+        call: Awaitable[object]
         if person.dm_post_key is None:
             call = self._client.chat_postMessage(channel=person.user_id, **shown)
         else:
