@@ -19,9 +19,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
-from aiohttp.test_utils import TestServer
-
-from tests.agent.fake_anthropic import FakeAnthropic, Reply
+from tests.agent.fake_anthropic import FakeAnthropic, Reply, running_fake
 
 _CHUNK = re.compile(r"\[chunk (\d+)\]\n([^\n]+)")
 _QUOTE = re.compile(r'<quote chunk_id="(\d+)" sub_question="(\d+)"[^>]*>([^<]*)</quote>')
@@ -82,21 +80,14 @@ def _answer(body: dict[str, Any]) -> dict[str, Any]:
 @asynccontextmanager
 async def scripted_claude(*, answer_seconds: float) -> AsyncIterator[FakeAnthropic]:
     """The fake on an ephemeral port, answering every decision as the module says."""
-    fake = FakeAnthropic()
-    for tool, reply in (
-        ("route", _route),
-        ("plan", _plan),
-        ("extract", _extract),
-        ("judge", _judge),
-        ("rewrite", _rewrite),
-    ):
-        fake.always(tool, Reply(reply))
-    fake.always("answer", Reply(_answer, seconds=answer_seconds))
-    server = TestServer(fake.app(), port=0)
-    await server.start_server()
-    fake.server = server
-    try:
+    async with asynccontextmanager(running_fake)() as fake:
+        for tool, reply in (
+            ("route", _route),
+            ("plan", _plan),
+            ("extract", _extract),
+            ("judge", _judge),
+            ("rewrite", _rewrite),
+        ):
+            fake.always(tool, Reply(reply))
+        fake.always("answer", Reply(_answer, seconds=answer_seconds))
         yield fake
-    finally:
-        fake.release()
-        await server.close()
