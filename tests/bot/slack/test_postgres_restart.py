@@ -33,7 +33,7 @@ from aiohttp import web
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from tests.agent.fake_anthropic import FakeAnthropic
 from tests.bot.slack.processes import FIXTURE_KB, ServeProcess, serve_env, sources_file
-from tests.bot.slack.rig import FakeSlack, mention
+from tests.bot.slack.rig import Call, FakeSlack, mention
 
 FILLERS = 40
 
@@ -102,12 +102,34 @@ async def poll(dsn: str, query: str, *args: object, timeout: float = 240) -> Non
     raise AssertionError(f"timed out on: {query}")
 
 
-def _answers(fake: FakeSlack) -> list:
-    return [
-        c
-        for c in fake.calls_to("chat.update")
-        if (c.params.get("metadata") or {}).get("event_type") == "kb_answer"
-    ]
+def _is_answer(call: Call) -> bool:
+    return (call.params.get("metadata") or {}).get("event_type") == "kb_answer"
+
+
+def _answers(fake: FakeSlack) -> list[Call]:
+    return [c for c in fake.calls_to("chat.update") if _is_answer(c)]
+
+
+async def _serve_fixture_kb(
+    tmp_path: Path, fake_slack: FakeSlack
+) -> tuple[EmbeddedPostgres, dict[str, str], ServeProcess]:
+    """An embedded Postgres in tmp_path and `kb serve` on it over the fixture knowledge
+    base (the start-up of both outage tests)."""
+    database = await start_embedded_postgres(tmp_path / "pg")
+    env = serve_env(
+        database_url=database.dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
+        sources=sources_file(tmp_path / "sources.toml", root=FIXTURE_KB),
+    )  # fmt: skip
+    return database, env, await ServeProcess.start(env, log=tmp_path / "serve.log")
+
+
+def _assert_each_answered_once(
+    fake_slack: FakeSlack, answers: list[Call], threads: list[str]
+) -> None:
+    assert all("HRLinks" in json.dumps(a.params["blocks"]) for a in answers)
+    placeholders = fake_slack.calls_to("chat.postMessage")
+    assert sorted(p.params["thread_ts"] for p in placeholders) == threads  # one each
+    assert len(_answers(fake_slack)) == len(threads)  # and no duplicates
 
 
 async def test_kb_serve_answers_and_reindexes_again_after_postgres_restarts_under_it(
@@ -160,7 +182,7 @@ async def test_kb_serve_answers_and_reindexes_again_after_postgres_restarts_unde
             assert (await sender.event(again)).status == 200
             (answer,) = await fake_slack.wait_for(
                 "chat.update",
-                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+                where=_is_answer,
                 timeout=120,
             )
             # The failed question's outcome, missed by the database, is recorded once it
@@ -225,14 +247,8 @@ async def _run_of(dsn: str, thread_ts: str) -> int:
 async def test_questions_asked_while_postgres_is_down_are_answered_once_when_it_is_back(
     fake_slack: FakeSlack, tmp_path: Path
 ) -> None:
-    data = tmp_path / "pg"
-    database: EmbeddedPostgres = await start_embedded_postgres(data)
-    dsn = database.dsn
-    env = serve_env(
-        database_url=dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
-        sources=sources_file(tmp_path / "sources.toml", root=FIXTURE_KB),
-    )  # fmt: skip
-    serve = await ServeProcess.start(env, log=tmp_path / "serve.log")
+    database, _, serve = await _serve_fixture_kb(tmp_path, fake_slack)
+    data, dsn = tmp_path / "pg", database.dsn
     threads = [f"1700001200.00000{n}" for n in range(3)]
     try:
         async with aiohttp.ClientSession() as http:
@@ -251,7 +267,7 @@ async def test_questions_asked_while_postgres_is_down_are_answered_once_when_it_
             answers = await fake_slack.wait_for(
                 "chat.update",
                 count=3,
-                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+                where=_is_answer,
                 timeout=180,
             )
             await poll(
@@ -263,10 +279,7 @@ async def test_questions_asked_while_postgres_is_down_are_answered_once_when_it_
         output = serve.output()
     try:
         assert code == 0, output[-3000:]
-        assert all("HRLinks" in json.dumps(a.params["blocks"]) for a in answers)
-        placeholders = fake_slack.calls_to("chat.postMessage")
-        assert sorted(p.params["thread_ts"] for p in placeholders) == threads  # one each
-        assert len(_answers(fake_slack)) == 3  # and no duplicates
+        _assert_each_answered_once(fake_slack, answers, threads)
     finally:
         database.stop()
 
@@ -276,14 +289,8 @@ async def test_questions_acked_during_an_outage_survive_the_process_being_killed
 ) -> None:
     """The process that acked them dies before the database is back; the next process on
     the same disk (KB_HOME) answers them from its journal, each once."""
-    data = tmp_path / "pg"
-    database: EmbeddedPostgres = await start_embedded_postgres(data)
-    dsn = database.dsn
-    env = serve_env(
-        database_url=dsn, home=tmp_path / "home", slack_url=fake_slack.base_url,
-        sources=sources_file(tmp_path / "sources.toml", root=FIXTURE_KB),
-    )  # fmt: skip
-    serve = await ServeProcess.start(env, log=tmp_path / "serve.log")
+    database, env, serve = await _serve_fixture_kb(tmp_path, fake_slack)
+    data, dsn = tmp_path / "pg", database.dsn
     threads = [f"1700001300.00000{n}" for n in range(3)]
     journal = tmp_path / "home" / "slack-journal"
     try:
@@ -307,7 +314,7 @@ async def test_questions_acked_during_an_outage_survive_the_process_being_killed
             answers = await fake_slack.wait_for(
                 "chat.update",
                 count=3,
-                where=lambda c: (c.params.get("metadata") or {}).get("event_type") == "kb_answer",
+                where=_is_answer,
                 timeout=180,
             )
             await poll(dsn, "SELECT count(*) = 3 FROM slack_deliveries WHERE outcome = 'answered'")
@@ -316,10 +323,7 @@ async def test_questions_acked_during_an_outage_survive_the_process_being_killed
         output = serve.output()
     try:
         assert code == 0, output[-3000:]
-        assert all("HRLinks" in json.dumps(a.params["blocks"]) for a in answers)
-        placeholders = fake_slack.calls_to("chat.postMessage")
-        assert sorted(p.params["thread_ts"] for p in placeholders) == threads  # one each
-        assert len(_answers(fake_slack)) == 3
+        _assert_each_answered_once(fake_slack, answers, threads)
         assert list(journal.iterdir()) == []  # each file dropped once its claim was made
     finally:
         database.stop()
