@@ -26,6 +26,15 @@ def analyzer() -> QuestionAnalyzer:
     return QuestionAnalyzer(TextAnalyzer())
 
 
+@pytest.fixture
+def scorer(embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer) -> EvidenceScorer:
+    return EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+    )
+
+
 def test_the_adjective_of_how_big_asks_for_a_measure_and_is_no_topic(
     analyzer: QuestionAnalyzer,
 ) -> None:
@@ -39,13 +48,8 @@ def test_the_adjective_of_how_big_asks_for_a_measure_and_is_no_topic(
 
 
 async def test_a_light_verb_is_not_held_against_a_unit_but_the_kind_of_leave_still_is(
-    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-    )
     answer = "Full-time staff receive 25 PTO days per year."
     asked = analyzer.analyse("How many PTO days do full-time staff get per year?")
     scored = await scorer.score(asked, [passage(1, "Time off", answer)])
@@ -57,13 +61,8 @@ async def test_a_light_verb_is_not_held_against_a_unit_but_the_kind_of_leave_sti
 
 
 async def test_an_email_address_carries_the_email_a_question_asks_for(
-    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-    )
     answer = "Questions about your pay go to payroll@northwind.example."
     no_address = "Questions about your pay go to the payroll team."
     # A page that writes "email" elsewhere: the word is read as written, not as a typo.
@@ -83,13 +82,8 @@ async def test_an_email_address_carries_the_email_a_question_asks_for(
 
 
 async def test_a_measure_answers_the_length_it_is_asked_for(
-    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-    )
     answer = "Passwords must be at least 14 characters long and are stored in 1Password."
     scored = await scorer.score(
         analyzer.analyse("What is the minimum password length?"), [passage(1, "Security", answer)]

@@ -98,6 +98,11 @@ async def _claim_command(log: DeliveryLog, fake: FakeSlack, key: str, *, channel
     )
 
 
+async def _expire_response_urls(pool: asyncpg.Pool) -> None:
+    """Age every question past the 30 minutes Slack honours a response_url for."""
+    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+
+
 async def test_a_private_kb_answer_is_told_through_its_response_url_replacing_the_placeholder(
     pool: asyncpg.Pool, fake_slack: FakeSlack
 ) -> None:
@@ -126,7 +131,7 @@ async def test_a_kb_asker_whose_response_url_expired_gets_an_ephemeral_or_else_a
     log = DeliveryLog(pool, lease=EXPIRED)
     await _claim_command(log, fake_slack, "question:stale", channel="C1")
     await _claim_command(log, fake_slack, "question:gone", channel="C2")
-    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+    await _expire_response_urls(pool)
     fake_slack.script("chat.postEphemeral", status=200, body={"ok": True, "message_ts": "9.1"})
     fake_slack.script(
         "chat.postEphemeral", status=200, body={"ok": False, "error": "not_in_channel"}
@@ -188,7 +193,7 @@ async def test_a_kb_asker_whose_ephemeral_is_refused_for_any_reason_is_told_in_t
 ) -> None:
     log = DeliveryLog(pool, lease=EXPIRED)
     await _claim_command(log, fake_slack, "question:restricted", channel="C1")
-    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+    await _expire_response_urls(pool)
     # A workspace preference forbids the post there; the DM is still the asker's.
     fake_slack.script(
         "chat.postEphemeral", status=200, body={"ok": False, "error": "restricted_action"}
@@ -204,7 +209,7 @@ async def test_a_kb_asker_no_way_reaches_is_told_by_the_next_sweep(
 ) -> None:
     log = DeliveryLog(pool, lease=EXPIRED)
     await _claim_command(log, fake_slack, "question:unreachable", channel="C1")
-    await pool.execute("UPDATE slack_deliveries SET received_at = now() - interval '31 minutes'")
+    await _expire_response_urls(pool)
     fake_slack.script(
         "chat.postEphemeral", status=200, body={"ok": False, "error": "not_in_channel"}
     )
