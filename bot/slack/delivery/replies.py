@@ -55,7 +55,60 @@ class ClaimSink(Protocol):
     async def claimed(self, claim: Claim, citation: Citation) -> None: ...
 
 
-class ThreadReply:
+class _InThread:
+    """What a reply posted in a Slack thread keeps: the client, the thread, the post keys
+    of its messages, and the message it replaces next (its placeholder, or a stopped
+    stream it adopted)."""
+
+    def __init__(
+        self,
+        client: AsyncWebClient,
+        *,
+        channel_id: str,
+        thread_ts: str | None,
+        post_key: str | None,
+        placeholder_ts: str | None = None,
+    ) -> None:
+        self._client = client
+        self._posts = _PostKeys(post_key)
+        self._poster = Poster(client)
+        self._channel = channel_id
+        self._thread_ts = thread_ts
+        self._ts: str | None = placeholder_ts
+        self._done = False
+        self._lock = asyncio.Lock()
+
+    async def failed(self, message: SlackMessage) -> None:
+        async with self._lock:
+            self._done = True
+            await self._show(message)
+
+    def adopt(self, ts: str) -> None:
+        """Take the message `ts` (a stopped stream, bot/slack/delivery/streaming.py) as the
+        message the answer replaces, under its key `<post_key>/0`; later posts keep theirs."""
+        if self._ts is None:
+            self._ts = ts
+            self._posts.next()
+
+    async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
+        raise NotImplementedError
+
+    async def _update(self, ts: str, message: SlackMessage, metadata: Metadata | None) -> None:
+        await self._client.chat_update(
+            channel=self._channel,
+            ts=ts,
+            text=message.text,
+            blocks=message.blocks,
+            metadata=dict(metadata) if metadata else None,
+        )
+
+    async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
+        return await _post_keyed(
+            self._poster, self._posts, self._channel, self._thread_ts, message, metadata
+        )
+
+
+class ThreadReply(_InThread):
     def __init__(
         self,
         client: AsyncWebClient,
@@ -67,18 +120,17 @@ class ThreadReply:
         post_key: str | None = None,
         placeholder_ts: str | None = None,
     ) -> None:
-        self._client = client
-        self._posts = _PostKeys(post_key)
-        self._poster = Poster(client)
-        self._channel = channel_id
-        self._thread_ts = thread_ts
+        # A re-run (recovery) takes over the placeholder its first run left up.
+        super().__init__(
+            client,
+            channel_id=channel_id,
+            thread_ts=thread_ts,
+            post_key=post_key,
+            placeholder_ts=placeholder_ts,
+        )
         self._show_progress = show_progress
         # Told the placeholder's ts once it is up, so a restart can find and replace it.
         self._on_placeholder = on_placeholder
-        # A re-run (recovery) takes over the placeholder its first run left up.
-        self._ts: str | None = placeholder_ts
-        self._done = False
-        self._lock = asyncio.Lock()
 
     async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
         if not self._show_progress:
@@ -99,35 +151,12 @@ class ThreadReply:
                 last = await self._post(message)
             return last
 
-    async def failed(self, message: SlackMessage) -> None:
-        async with self._lock:
-            self._done = True
-            await self._show(message)
-
-    def adopt(self, ts: str) -> None:
-        """Take the message `ts` (a stopped stream, bot/slack/delivery/streaming.py) as the
-        placeholder: the answer replaces it, and later posts keep their keys."""
-        if self._ts is None:
-            self._ts = ts
-            self._posts.next()  # the placeholder's key, `<post_key>/0`
-
     async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
         if self._ts is None:
             self._ts = await self._post(message, metadata=metadata)
             return self._ts
-        await self._client.chat_update(
-            channel=self._channel,
-            ts=self._ts,
-            text=message.text,
-            blocks=message.blocks,
-            metadata=dict(metadata) if metadata else None,
-        )
+        await self._update(self._ts, message, metadata)
         return self._ts
-
-    async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
-        return await _post_keyed(
-            self._poster, self._posts, self._channel, self._thread_ts, message, metadata
-        )
 
 
 class _PostKeys:
@@ -206,7 +235,7 @@ class EphemeralReply:
 WORKING_STATUS = "is searching the knowledge base…"
 
 
-class AssistantReply:
+class AssistantReply(_InThread):
     def __init__(
         self,
         client: AsyncWebClient,
@@ -215,15 +244,9 @@ class AssistantReply:
         thread_ts: str,
         post_key: str | None = None,
     ) -> None:
-        self._client = client
-        self._posts = _PostKeys(post_key)
-        self._poster = Poster(client)
-        self._channel = channel_id
-        self._thread_ts = thread_ts
-        self._done = False
-        self._lock = asyncio.Lock()
+        super().__init__(client, channel_id=channel_id, thread_ts=thread_ts, post_key=post_key)
+        self._panel_thread_ts = thread_ts  # a panel's thread always exists (typed as such)
         self._steps: list[str] = []  # the loop's steps so far: the rotating loading messages
-        self._ts: str | None = None  # a stopped stream the answer replaces (adopt)
 
     async def working(self, *, step: str | None = None, queue_position: int | None = None) -> None:
         if queue_position:
@@ -238,7 +261,7 @@ class AssistantReply:
             if not self._done:
                 await self._client.assistant_threads_setStatus(
                     channel_id=self._channel,
-                    thread_ts=self._thread_ts,
+                    thread_ts=self._panel_thread_ts,
                     status=status[:250],
                     loading_messages=rotating or None,
                 )
@@ -251,35 +274,12 @@ class AssistantReply:
                 last = await self._show(message, metadata=metadata if index == 0 else None)
             return last
 
-    async def failed(self, message: SlackMessage) -> None:
-        async with self._lock:
-            self._done = True
-            await self._show(message)
-
-    def adopt(self, ts: str) -> None:
-        """Take the message `ts` (a stopped stream, bot/slack/delivery/streaming.py) as the answer's
-        first message: it is replaced rather than a new one posted under `<post_key>/0`."""
-        if self._ts is None:
-            self._ts = ts
-            self._posts.next()
-
     async def _show(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
         if self._ts is None:
             return await self._post(message, metadata=metadata)
         ts, self._ts = self._ts, None  # replaced once; the rest of the answer is posted
-        await self._client.chat_update(
-            channel=self._channel,
-            ts=ts,
-            text=message.text,
-            blocks=message.blocks,
-            metadata=dict(metadata) if metadata else None,
-        )
+        await self._update(ts, message, metadata)
         return ts
-
-    async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:
-        return await _post_keyed(
-            self._poster, self._posts, self._channel, self._thread_ts, message, metadata
-        )
 
 
 async def _post_keyed(
