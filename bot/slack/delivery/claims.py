@@ -1,6 +1,6 @@
 """A delivery claimed while Postgres is down: kept in this process until it is back.
 
-Slack has had its 200 by then (the ack never waits on the database: middleware.py), so
+Slack has had its 200 by then (the ack never waits on the database: transport/middleware.py), so
 it will not retry, and not acking instead would put the database back on the ack path
 and leave the question to Slack's three retries over a few minutes. So the claim is
 retried, backing off up to `longest` seconds between tries, until the database answers;

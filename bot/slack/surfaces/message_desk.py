@@ -166,7 +166,7 @@ class MessageDesk:
 
 
 def _kept(event: Mapping[str, Any], decision: Route, *, team_id: str, text: str) -> Question:
-    """What a re-run of this message's question needs (recovery.py)."""
+    """What a re-run of this message's question needs (delivery/recovery.py)."""
     return Question(
         team_id=team_id,
         user_id=str(event.get("user", "")),

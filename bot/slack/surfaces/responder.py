@@ -1,5 +1,5 @@
 """Telling one person something only they should see: the person who clicked a button,
-or the asker of a `/kb` question a dead process left unanswered (recovery.py).
+or the asker of a `/kb` question a dead process left unanswered (delivery/recovery.py).
 
 `chat.postEphemeral` fails where the bot is not a member: a DM between two people, a
 private channel the bot was never added to (where `/kb private` still works). The click

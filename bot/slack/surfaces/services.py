@@ -1,10 +1,10 @@
 """Everything the listeners hand work to, built once by the composition root (bot/wiring.py).
 
 `hand_off` is how a listener starts its work after the ack: the work runs only once the
-delivery is claimed in Postgres (see middleware.py), so the ack never waits on the
+delivery is claimed in Postgres (see transport/middleware.py), so the ack never waits on the
 database and a duplicate delivery, here or on another instance, does nothing. While
-the database is down the claim waits for it (claims.py), the request kept on disk
-meanwhile (journal.py), so nothing acked is lost, even if this process dies.
+the database is down the claim waits for it (delivery/claims.py), the request kept on disk
+meanwhile (delivery/journal.py), so nothing acked is lost, even if this process dies.
 """
 
 from __future__ import annotations
@@ -57,12 +57,12 @@ class SlackServices:
     home: HomeDesk
     tasks: BackgroundTasks
     # The questions this process is answering (their leases), and how a question a dead
-    # process left is asked again: both for the sweep (sweep.py).
+    # process left is asked again: both for the sweep (delivery/sweep.py).
     leases: Leases
     rerun: Rerun
     # Threads of the `slack` sources read again when they change (kb serve with sources).
     thread_watch: ThreadWatch | None = None
-    # Where requests acked during a database outage wait for their claim (journal.py).
+    # Where requests acked during a database outage wait for their claim (delivery/journal.py).
     journal: Journal | None = None
 
     async def dm_thread_message(
