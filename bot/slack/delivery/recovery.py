@@ -20,6 +20,7 @@ from slack_sdk.web.async_client import AsyncWebClient
 
 from bot.slack.delivery.posting import POST_EVENT, Poster
 from bot.slack.delivery.replies import placeholder_post_key
+from bot.slack.delivery.updating import update_message
 from bot.slack.render.blocks import interrupted_message
 from bot.slack.surfaces.responder import Recipient, Responder
 from store.deliveries import Unfinished
@@ -35,8 +36,12 @@ async def tell_to_ask_again(client: AsyncWebClient, question: Unfinished) -> boo
         placeholder = await _unanswered_placeholder(poster, question)
     message = interrupted_message()
     if placeholder is not None:
-        await client.chat_update(
-            channel=question.channel_id, ts=placeholder, text=message.text, blocks=message.blocks
+        await update_message(  # the dead run's placeholder may be its open stream
+            client,
+            channel=question.channel_id,
+            ts=placeholder,
+            text=message.text,
+            blocks=message.blocks,
         )
     elif question.thread_ts is not None or question.asker_user_id is None:
         await poster.post(

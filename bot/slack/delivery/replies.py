@@ -27,6 +27,7 @@ from slack_sdk.webhook.async_client import AsyncWebhookClient
 
 from agent.answer import Citation, Claim
 from bot.slack.delivery.posting import Poster
+from bot.slack.delivery.updating import update_message
 from bot.slack.render.blocks import SlackMessage, placeholder_message
 from bot.slack.render.loading import loading_messages
 from bot.slack.transport.web import retry_handlers
@@ -94,12 +95,14 @@ class _InThread:
         raise NotImplementedError
 
     async def _update(self, ts: str, message: SlackMessage, metadata: Metadata | None) -> None:
-        await self._client.chat_update(
+        # A placeholder taken over from a dead run may be its still open stream.
+        await update_message(
+            self._client,
             channel=self._channel,
             ts=ts,
             text=message.text,
             blocks=message.blocks,
-            metadata=dict(metadata) if metadata else None,
+            metadata=metadata,
         )
 
     async def _post(self, message: SlackMessage, *, metadata: Metadata | None = None) -> str:

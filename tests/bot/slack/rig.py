@@ -446,6 +446,11 @@ class FakeSlack:
         found = [m for m in self.messages[p["channel"]] if m["ts"] == p["ts"]]
         if not found:
             return {"ok": False, "error": "message_not_found"}
+        if found[0].get("streaming_state") == "in_progress":
+            # Slack refuses to edit a message that is still streaming until the stream is
+            # stopped (chat.stopStream, or Slack's own undocumented timeout): reported as
+            # `streaming_state_conflict` by python-slack-sdk#1859 and other bots' notes.
+            return {"ok": False, "error": "streaming_state_conflict"}
         for message in found:
             message.update(text=p.get("text", ""), blocks=p.get("blocks") or [])
             if p.get("metadata"):
@@ -454,6 +459,15 @@ class FakeSlack:
 
     # --- message streams (https://docs.slack.dev/reference/methods/chat.startStream,
     # chat.appendStream, chat.stopStream) ---
+    def expire_streams(self) -> None:
+        """Close every open stream as Slack does on its own after a while (undocumented:
+        about 30 s idle or 5 min in all): appends and stops are refused from then on,
+        and chat.update is allowed again."""
+        for messages in self.messages.values():
+            for message in messages:
+                if message.get("streaming_state") == "in_progress":
+                    message["streaming_state"] = "expired"
+
     def _start_stream(self, p: dict[str, Any]) -> dict[str, Any]:
         """A streamed reply in a thread: channel and thread_ts required; outside a DM the
         recipient's user and team too (missing_recipient_*)."""

@@ -266,6 +266,7 @@ async def test_a_stream_slack_expired_mid_answer_is_still_replaced_by_the_answer
     bot = await start_bot(answerer=answerer, options=BotOptions())
     await bot.sender.event(mention(QUESTION, ts="1700000800.000001", event_id="EvExpired"))
     await fake_slack.wait_for("chat.appendStream")
+    fake_slack.expire_streams()  # what the scripted refusals say happened
     stepping[0].gate.set()
     (answer,) = await fake_slack.wait_for("chat.update")
     await bot.idle()
