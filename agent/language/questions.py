@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.language.kind_nouns import kind_nouns
 from agent.language.rules import (
     AMOUNT_ANSWERS,
     ASKING_WORDS,
@@ -176,6 +177,9 @@ class QuestionAnalysis:
     # Terms that name the kind of answer asked ("email" in "who should I email?"): a unit
     # holding a span of that type carries them (agent/language/rules.py TYPE_NOUNS).
     type_nouns: frozenset[str] = frozenset()
+    # The head noun of a "which/what NOUN …" phrase ("system" in "Which system must travel
+    # be booked through?"): it names the answer's kind (agent/language/kind_nouns.py).
+    kind_nouns: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -262,6 +266,7 @@ class QuestionAnalyzer:
             ),
             light_verbs=self._light_verbs & set(terms),
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
+            kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
         )
 
     def _name_stems(self, text: str) -> list[str]:

@@ -30,9 +30,15 @@ import numpy as np
 
 from agent.answer import Support
 from agent.language.abbreviations import defined_abbreviations
+from agent.language.kind_nouns import carries_kind
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
-from agent.language.spans import constraints_met, find_span, spells_its_type
+from agent.language.spans import (
+    constraints_met,
+    find_span,
+    names_an_answer,
+    spells_its_type,
+)
 from agent.language.typos import apply, corrections, split_compound
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
@@ -370,6 +376,15 @@ class EvidenceScorer:
             # "who should I email?", "length" in "what is the minimum length?"): an address
             # or a measure answers them in any knowledge base, whatever words it uses.
             covered |= question.type_nouns & terms
+            coverage = self.share(terms, covered, names, weights)
+            reach = self.share(terms, covered, names, {})
+        kind = question.kind_nouns
+        if typed and carries_kind(
+            kind, terms, frozenset(covered), names_an_answer(unit.text, question.text)
+        ):
+            # "Travel must be booked through Concur." names the system a "which system"
+            # question asks for without calling it one (agent/language/kind_nouns.py).
+            covered |= kind & terms
             coverage = self.share(terms, covered, names, weights)
             reach = self.share(terms, covered, names, {})
         if names - context:
