@@ -45,11 +45,13 @@ AnswerType = Literal[
 _NEGATION = re.compile(r"\b(?:not|never|no longer|none|neither|nor|without)\b|n[’']t\b", re.I)
 # Phrases that say how a question asks, not what about; none of their words is a term:
 # "take place" says "happen" and "stand for" says "mean"; "words of wisdom" and "any
-# tips" ask for advice; "what are the parts" asks for what something holds. Pages give
-# the advice and the parts without naming them so.
+# tips" ask for advice; "what are the parts" asks for what something holds; "get past",
+# "get around" a limit ask how to exceed it, which a page says as "request a larger
+# capacity" or "up to 24 hours". Pages give the advice and the parts without naming them so.
 _FRAMES = re.compile(
     r"\b(?:(?:take|takes|took|taken|taking)\s+place|stands?\s+for|words?\s+of\s+wisdom|"
     r"(?:any|some)\s+(?:advice|tips|pointers|suggestions)|"
+    r"(?:get|gets|getting|got|go|goes|going)\s+(?:past|around|beyond)|"
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
