@@ -24,6 +24,7 @@ from agent.language.rules import (
     QUALIFIERS,
     TYPE_NOUNS,
 )
+from agent.language.scenes import points_back
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import WORD, fold_accents
 
@@ -182,6 +183,10 @@ class QuestionAnalysis:
     # The head noun of a "which/what NOUN …" phrase ("system" in "Which system must travel
     # be booked through?"): it names the answer's kind (agent/language/kind_nouns.py).
     kind_nouns: frozenset[str] = frozenset()
+    # The scene's terms when the asking part is too thin to set them aside and does not
+    # point back at them ("working from Denver next week - how should I let folks know?"):
+    # those no page has are the asker's particulars (agent/language/scenes.py).
+    scene: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -236,6 +241,12 @@ class QuestionAnalyzer:
         asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
         # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
         telling = frozenset(terms) - asked if len(asked) >= 3 else frozenset()
+        asking = " ".join(asking_sentences(content))
+        scene = (
+            frozenset(terms) - asked
+            if not telling and asking != " ".join(content.split()) and not points_back(asking)
+            else frozenset()
+        )
         # A quantity the asker offers as an example ("big contracts, like $50M") is a
         # premise the answering page weighs with its own figures, not a word it must
         # repeat; a quantity stated plainly ("earn more than $50,000") is a constraint.
@@ -269,6 +280,7 @@ class QuestionAnalyzer:
             light_verbs=self._light_verbs & set(terms),
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
             kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
+            scene=scene,
         )
 
     def _name_stems(self, text: str) -> list[str]:

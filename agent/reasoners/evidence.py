@@ -33,6 +33,7 @@ from agent.language.abbreviations import defined_abbreviations
 from agent.language.kind_nouns import carries_kind
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
+from agent.language.scenes import particulars
 from agent.language.spans import (
     constraints_met,
     find_span,
@@ -148,7 +149,7 @@ class EvidenceScorer:
         units are as close to the question as they are to the `follow_ups` (the queries
         that searched for the bridge). `read` are the other passages read with these
         (a page named by the evidence is scored alone, but read among them)."""
-        question = self._spelled_as_read(question, (*passages, *read))
+        question = self._spelled_as_read(self.without_particulars(question), (*passages, *read))
         weights = self.weights(question.terms)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
         # on every page read, so a page scored alone ("Advanced sick leave", linked from
@@ -177,6 +178,18 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         return sorted(scored, key=lambda s: -s.score)
+
+    def without_particulars(self, question: QuestionAnalysis) -> QuestionAnalysis:
+        """The question with the words of its scene that no page has ("Denver" in "working
+        from Denver next week - how should I let folks know?") read as context, not as key
+        terms (agent/language/scenes.py)."""
+        if not question.scene or self._corpus_terms is None:
+            return question
+        known = self._corpus_terms.known(question.scene)
+        aside = particulars(question.scene, question.key_terms, known, frozenset(question.names))
+        if not aside:
+            return question
+        return dataclasses.replace(question, context=question.context | aside)
 
     def _spelled_as_read(
         self, question: QuestionAnalysis, passages: Sequence[Passage]
