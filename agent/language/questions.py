@@ -81,7 +81,9 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"(?:e-?mail(?: address)?|url|link|website|web ?site|phone(?: number)?|"
             r"slack channel|channel|handle|address|contact)|"
             r"(?:who|where) (?:do|should|can|could) (?:i|we|you) (?:contact|email|e-mail|"
-            r"reach|message|ask|call|ping))\b",
+            r"reach|message|ask|call|ping)|"
+            # "how do I reach the security team?" asks where to write, not for steps
+            r"how (?:do|should|can|could) (?:i|we|you) (?:contact|reach|e-?mail|message|ping))\b",
             re.I,
         ),
     ),

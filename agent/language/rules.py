@@ -351,7 +351,7 @@ LIGHT_VERBS = frozenset(
 TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
         "contact": frozenset(
-            "email emails e-mail address phone link url website channel contact".split()
+            "email emails e-mail address phone link url website channel contact reach".split()
         ),
         "number": frozenset("length size count total duration figure".split()),
         "date": frozenset("schedule timing".split()),
