@@ -15,6 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from agent.language.kind_nouns import kind_nouns
 from agent.language.rules import (
     AMOUNT_ANSWERS,
     ASKING_WORDS,
@@ -23,6 +24,7 @@ from agent.language.rules import (
     QUALIFIERS,
     TYPE_NOUNS,
 )
+from agent.language.scenes import points_back
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import WORD, fold_accents
 
@@ -44,11 +46,13 @@ AnswerType = Literal[
 _NEGATION = re.compile(r"\b(?:not|never|no longer|none|neither|nor|without)\b|n[’']t\b", re.I)
 # Phrases that say how a question asks, not what about; none of their words is a term:
 # "take place" says "happen" and "stand for" says "mean"; "words of wisdom" and "any
-# tips" ask for advice; "what are the parts" asks for what something holds. Pages give
-# the advice and the parts without naming them so.
+# tips" ask for advice; "what are the parts" asks for what something holds; "get past",
+# "get around" a limit ask how to exceed it, which a page says as "request a larger
+# capacity" or "up to 24 hours". Pages give the advice and the parts without naming them so.
 _FRAMES = re.compile(
     r"\b(?:(?:take|takes|took|taken|taking)\s+place|stands?\s+for|words?\s+of\s+wisdom|"
     r"(?:any|some)\s+(?:advice|tips|pointers|suggestions)|"
+    r"(?:get|gets|getting|got|go|goes|going)\s+(?:past|around|beyond)|"
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
@@ -77,7 +81,9 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"(?:e-?mail(?: address)?|url|link|website|web ?site|phone(?: number)?|"
             r"slack channel|channel|handle|address|contact)|"
             r"(?:who|where) (?:do|should|can|could) (?:i|we|you) (?:contact|email|e-mail|"
-            r"reach|message|ask|call|ping))\b",
+            r"reach|message|ask|call|ping)|"
+            # "how do I reach the security team?" asks where to write, not for steps
+            r"how (?:do|should|can|could) (?:i|we|you) (?:contact|reach|e-?mail|message|ping))\b",
             re.I,
         ),
     ),
@@ -176,6 +182,13 @@ class QuestionAnalysis:
     # Terms that name the kind of answer asked ("email" in "who should I email?"): a unit
     # holding a span of that type carries them (agent/language/rules.py TYPE_NOUNS).
     type_nouns: frozenset[str] = frozenset()
+    # The head noun of a "which/what NOUN …" phrase ("system" in "Which system must travel
+    # be booked through?"): it names the answer's kind (agent/language/kind_nouns.py).
+    kind_nouns: frozenset[str] = frozenset()
+    # The scene's terms when the asking part is too thin to set them aside and does not
+    # point back at them ("working from Denver next week - how should I let folks know?"):
+    # those no page has are the asker's particulars (agent/language/scenes.py).
+    scene: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -230,6 +243,12 @@ class QuestionAnalyzer:
         asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
         # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
         telling = frozenset(terms) - asked if len(asked) >= 3 else frozenset()
+        asking = " ".join(asking_sentences(content))
+        scene = (
+            frozenset(terms) - asked
+            if not telling and asking != " ".join(content.split()) and not points_back(asking)
+            else frozenset()
+        )
         # A quantity the asker offers as an example ("big contracts, like $50M") is a
         # premise the answering page weighs with its own figures, not a word it must
         # repeat; a quantity stated plainly ("earn more than $50,000") is a constraint.
@@ -262,6 +281,8 @@ class QuestionAnalyzer:
             ),
             light_verbs=self._light_verbs & set(terms),
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
+            kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
+            scene=scene,
         )
 
     def _name_stems(self, text: str) -> list[str]:

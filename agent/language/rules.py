@@ -113,6 +113,11 @@ ASKING_WORDS = frozenset(
     + "without".split()
     # how it asks for a span of time ("how far ahead", "how long", "how often", "how soon")
     + "far ahead long often soon onc".split()
+    # determiners that say how much of the topic, not what it is ("for some time", "all
+    # next week", "each employee"), and modals the stop list lacks beside its "should",
+    # "can", "will" ("must I", "might we"): pages answer with "at least 12 weeks", "every
+    # employee", "is required", as often as with the asker's word ("may" is also a month)
+    + "some all each everi must might shall".split()
 )
 
 
@@ -346,7 +351,7 @@ LIGHT_VERBS = frozenset(
 TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
         "contact": frozenset(
-            "email emails e-mail address phone link url website channel contact".split()
+            "email emails e-mail address phone link url website channel contact reach".split()
         ),
         "number": frozenset("length size count total duration figure".split()),
         "date": frozenset("schedule timing".split()),

@@ -135,6 +135,13 @@ def spells_its_type(span: str, kind: AnswerType) -> bool:
     return any(p.search(span) for p in (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE))
 
 
+def names_an_answer(quote: str, question: str) -> bool:
+    """Whether `quote` holds a name (a capitalised phrase, not a sentence's first word) that
+    `question` does not: what a "which system" or "which app" question is answered by."""
+    asked = {fold(w) for w in WORD.findall(question)}
+    return any(_new(name, asked) for name in _names(quote, question))
+
+
 def asked_qualifiers(question: str, kind: AnswerType) -> list[Qualifier]:
     """The qualifiers `question` carries that constrain an answer of type `kind`."""
     return [

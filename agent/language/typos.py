@@ -13,12 +13,17 @@ from collections.abc import Callable, Iterable, Mapping
 
 def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, str]:
     """`{typo: word}` for each of `words` not in `vocabulary` with one closest word in it
-    (one edit for words of 4 letters, two beyond; digits and short words never)."""
+    (one edit for words of 4 or 5 letters, two from 6; digits and shorter words never).
+
+    A short word has many words of the pages two edits away by chance ("staff" and
+    "start", "sick" and "sack"), so two edits there are as likely another word as a typo:
+    a near miss's topic would be "corrected" into a page word and answered. Lucene's and
+    Elasticsearch's AUTO fuzziness draws the line at the same lengths."""
     found = {}
     for word in words:
         if word in vocabulary or len(word) < 4 or any(c.isdigit() for c in word):
             continue
-        limit = 1 if len(word) <= 4 else 2
+        limit = 1 if len(word) <= _ONE_EDIT_UP_TO else 2
         best: list[str] = []
         best_distance = limit + 1
         for candidate in vocabulary:
@@ -34,6 +39,10 @@ def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, s
         if len(best) == 1:
             found[word] = best[0]
     return found
+
+
+# The longest word allowed one edit only; longer words may have two.
+_ONE_EDIT_UP_TO = 5
 
 
 def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str] | None:

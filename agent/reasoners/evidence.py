@@ -30,9 +30,16 @@ import numpy as np
 
 from agent.answer import Support
 from agent.language.abbreviations import defined_abbreviations
+from agent.language.kind_nouns import carries_kind
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
-from agent.language.spans import constraints_met, find_span, spells_its_type
+from agent.language.scenes import particulars
+from agent.language.spans import (
+    constraints_met,
+    find_span,
+    names_an_answer,
+    spells_its_type,
+)
 from agent.language.typos import apply, corrections, split_compound
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
@@ -142,7 +149,7 @@ class EvidenceScorer:
         units are as close to the question as they are to the `follow_ups` (the queries
         that searched for the bridge). `read` are the other passages read with these
         (a page named by the evidence is scored alone, but read among them)."""
-        question = self._spelled_as_read(question, (*passages, *read))
+        question = self._spelled_as_read(self.without_particulars(question), (*passages, *read))
         weights = self.weights(question.terms)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
         # on every page read, so a page scored alone ("Advanced sick leave", linked from
@@ -171,6 +178,18 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         return sorted(scored, key=lambda s: -s.score)
+
+    def without_particulars(self, question: QuestionAnalysis) -> QuestionAnalysis:
+        """The question with the words of its scene that no page has ("Denver" in "working
+        from Denver next week - how should I let folks know?") read as context, not as key
+        terms (agent/language/scenes.py)."""
+        if not question.scene or self._corpus_terms is None:
+            return question
+        known = self._corpus_terms.known(question.scene)
+        aside = particulars(question.scene, question.key_terms, known, frozenset(question.names))
+        if not aside:
+            return question
+        return dataclasses.replace(question, context=question.context | aside)
 
     def _spelled_as_read(
         self, question: QuestionAnalysis, passages: Sequence[Passage]
@@ -370,6 +389,15 @@ class EvidenceScorer:
             # "who should I email?", "length" in "what is the minimum length?"): an address
             # or a measure answers them in any knowledge base, whatever words it uses.
             covered |= question.type_nouns & terms
+            coverage = self.share(terms, covered, names, weights)
+            reach = self.share(terms, covered, names, {})
+        kind = question.kind_nouns
+        if typed and carries_kind(
+            kind, terms, frozenset(covered), names_an_answer(unit.text, question.text)
+        ):
+            # "Travel must be booked through Concur." names the system a "which system"
+            # question asks for without calling it one (agent/language/kind_nouns.py).
+            covered |= kind & terms
             coverage = self.share(terms, covered, names, weights)
             reach = self.share(terms, covered, names, {})
         if names - context:

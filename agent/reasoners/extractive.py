@@ -304,7 +304,10 @@ class ExtractiveReasoner:
         return frozenset(self._analyzer.stems(text))
 
     def _analysis(self, state: AgentState, index: int) -> QuestionAnalysis:
-        return self._analyzer.analyse(state.sub_questions[index].text)
+        # Judged on the key terms the scorer judged units on (a scene's particulars aside).
+        return self._scorer.without_particulars(
+            self._analyzer.analyse(state.sub_questions[index].text)
+        )
 
 
 def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:

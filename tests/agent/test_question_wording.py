@@ -99,3 +99,37 @@ def test_a_question_asking_when_salary_is_paid_wants_a_date_not_an_amount() -> N
     # Asked for an amount, salary still wants its currency.
     assert find_span("The salary is 5 per month.", "number", "What is the salary?") == ""
     assert find_span("Lunch is at noon daily.", "date", "At what time is lunch?") == "noon"
+
+
+def test_determiners_and_modals_say_how_much_or_how_strongly_not_what(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    # "for some time", "must": the page says "at least 12 weeks", "you will need to".
+    asked = analyzer.analyse("must I commit to staying for some time after parental leave?")
+    assert asked.key_terms == {"commit", "stay", "after", "parent", "leav"}
+    assert not {"all", "each"} & analyzer.analyse("Do all staff get a laptop each year?").key_terms
+
+
+def test_getting_past_a_limit_asks_how_to_exceed_it_and_past_elsewhere_is_a_topic(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    asked = analyzer.analyse("how do I get past the 40-minute limit?")
+    assert asked.key_terms == {"40", "minut", "limit"}
+    assert "past" in analyzer.analyse("Where are past newsletters kept?").key_terms
+
+
+async def test_how_do_i_reach_a_team_asks_where_to_write_and_a_channel_carries_it(
+    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+) -> None:
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+    )
+    asked = analyzer.analyse("How do I reach the security team during an incident?")
+    assert asked.answer_type == "contact" and asked.type_nouns == {"reach"}
+    answer = "Page the security team through #sec-incidents at any hour."
+    scored = await scorer.score(asked, [passage(1, "Security incidents", answer)])
+    assert [(s.unit.text, s.coverage, s.span) for s in scored] == [(answer, 1.0, "#sec-incidents")]
+    # Asking for steps is still a procedure.
+    assert analyzer.analyse("How do I reset my password?").answer_type == "procedure"

@@ -33,14 +33,14 @@ async def test_eval_answers_reports_the_metrics_worked_out_by_hand(
     # about liquid nitrogen has nothing to go on and escalates; so does the parking one:
     # its page gives the price per month, and a reply must not pass a monthly price off as
     # the yearly one it was asked for (an unmet "per year" is a gap). q2, "Which system
-    # must travel be booked through?", escalates too: its quote names Concur but never
-    # says "system", a word this three-page corpus has nowhere (a known false escalation,
-    # issue 24: the noun of a "which …" phrase names the answer's kind, not its topic).
+    # must travel be booked through?", is answered: its quote names Concur and never says
+    # "system", a word this three-page corpus has nowhere, but the noun of a "which …"
+    # phrase names the answer's kind, not its topic (agent/language/kind_nouns.py).
     assert metrics["questions"] == 5
-    assert metrics["false_escalation_rate"] == 0.5  # 2 of the 4 answerable escalate
+    assert metrics["false_escalation_rate"] == 0.25  # 1 of the 4 answerable escalates
     assert metrics["abstain_recall"] == 1.0  # 1 of 1 unanswerable escalates
-    assert metrics["abstain_precision"] == 0.3333  # 3 escalations, 1 of them right
-    assert metrics["abstain_balanced_accuracy"] == 0.75  # (1 + (1 - 0.5)) / 2
+    assert metrics["abstain_precision"] == 0.5  # 2 escalations, 1 of them right
+    assert metrics["abstain_balanced_accuracy"] == 0.875  # (1 + (1 - 0.25)) / 2
     # q1 quotes "4 hours", q2 "Concur", q3 "IT service desk"; q5's corpus gives the
     # monthly price only, so "360 dollars" is in no claim: 3 of 4.
     assert metrics["answer_recall"] == 0.75
@@ -121,13 +121,13 @@ async def test_eval_answers_on_a_folder_of_documents_with_gold_paths(
     assert rows["d4"]["escalate"] and rows["d4"]["answer_recalled"] is None
     assert tuple(metrics) == METRIC_KEYS and metrics["questions"] == 4
     # d1-d3 each cite their own page only (the page's path, as gold says), and quote the
-    # answer; d4 (liquid nitrogen) has nothing to go on and escalates, and so does d2
-    # (its quote names Concur but not "system": see the test above).
+    # answer; d4 (liquid nitrogen) has nothing to go on and escalates; d2 is answered by
+    # the page naming Concur, though it never says "system" (see the test above).
     assert metrics["citation_precision"] == 1.0 and metrics["all_gold_cited"] == 1.0
     assert metrics["answer_recall"] == 1.0  # 3 of 3
-    assert rows["d2"]["escalate"] and rows["d2"]["answer_recalled"]
-    assert metrics["false_escalation_rate"] == 0.3333  # 1 of 3
-    assert metrics["abstain_recall"] == 1.0 and metrics["abstain_precision"] == 0.5
+    assert not rows["d2"]["escalate"] and rows["d2"]["answer_recalled"]
+    assert metrics["false_escalation_rate"] == 0.0  # 0 of 3
+    assert metrics["abstain_recall"] == 1.0 and metrics["abstain_precision"] == 1.0
     assert metrics["grounding_rate"] == 1.0
     # The extractive reasoner's statements are its quotes: written, none dropped.
     assert metrics["unsupported_statement_rate"] == 0.0
