@@ -32,7 +32,7 @@ from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
 from agent.retrieval.reading import Passage
 from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
-from store.text_forms import fold, plain_title
+from store.text_forms import fold, plain_text, plain_title
 
 _SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
 
@@ -378,12 +378,16 @@ def _is_page_of(name: str, title: str) -> bool:
 
 
 def _names_title(text: str, title: str) -> bool:
-    """Whether `text` names the page `title` (its words in order, case and accents folded)."""
+    """Whether `text` names the page `title` (its words in order, case and accents folded).
+
+    Read as a reader reads it: a link's address is not prose, so ".../channels/tts-jobs"
+    does not name a page "Channels" (in any knowledge base, URLs spell paths, hosts and
+    slugs whose words say nothing of what the sentence is about)."""
     plain = plain_title(title)
     if len(plain) <= 2:
         return False
     words = f" {' '.join(_WORDS.findall(fold(plain)))} "
-    return words in f" {' '.join(_WORDS.findall(fold(text)))} "
+    return words in f" {' '.join(_WORDS.findall(fold(plain_text(text))))} "
 
 
 _WORDS = re.compile(r"\w+")

@@ -1,0 +1,58 @@
+"""Which quotes an answer is given (issue 24: quote the answer phrase, cite the right page).
+
+The choice of claims for a sub-question: a page named by the question or the best quote
+is quoted first, so what counts as naming a page decides which quotes fill the places;
+and a chat message's parts are sub-questions only where they ask. Each test fails with
+its rule reverted.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+from agent.reasoners.extractive import ExtractiveReasoner
+from tests.agent.test_hops import _bare, evidence, state_for
+
+
+def test_a_word_of_a_link_address_does_not_name_a_page() -> None:
+    # The best quote links a Slack channel: its address holds ".../channels/...", and a
+    # page titled "Channels" is no more named by it than by any other URL. The steps on
+    # the page that answers ("We will: … 3. Email to all of the team") keep their place
+    # instead of the channel list's lines.
+    state = state_for("how do I get an announcement sent out to all of the team?")
+    best = evidence(
+        1,
+        "Internal hiring",
+        "It will be shared in [#jobs](https://team.slack.com/channels/jobs) on Slack.",
+        1.23,
+        frozenset({"all", "sent", "team"}),
+    )
+    need = evidence(
+        2, "Outreach", "You might need to get a message to all of the team.", 1.19, frozenset()
+    )
+    steps = evidence(
+        2,
+        "Outreach",
+        "We will:\n\n1. Copyedit the message\n2. Email to all of the team",
+        1.15,
+        frozenset(),
+    )
+    crosspost = evidence(
+        3, "Channels", "#email-crosspost - announcements from e-mails", 1.07, frozenset({"announc"})
+    )
+    news = evidence(3, "Channels", "#news-all for all announcements", 0.86, frozenset({"get"}))
+    state.evidence = [
+        dataclasses.replace(best, support="strong"),
+        dataclasses.replace(need, support="strong", chunk_id=21),
+        dataclasses.replace(steps, support="strong", chunk_id=22),
+        dataclasses.replace(crosspost, chunk_id=31),
+        dataclasses.replace(news, chunk_id=32),
+    ]
+    claims = ExtractiveReasoner._claims_for(_bare(), 0, state)
+    assert 22 in [c.chunk_id for c in claims], [c.quote for c in claims]
+    # A page the prose names (the link's text, or plain words) still comes first.
+    state.evidence[0] = dataclasses.replace(
+        state.evidence[0], quote="See [Channels](https://team.slack.com/x) for the list."
+    )
+    claims = ExtractiveReasoner._claims_for(_bare(), 0, state)
+    assert [c.chunk_id for c in claims][:2] == [10, 31]
