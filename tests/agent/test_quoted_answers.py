@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from agent.reasoners.extractive import ExtractiveReasoner
 from tests.agent.test_hops import _bare, evidence, state_for
 
@@ -56,3 +58,75 @@ def test_a_word_of_a_link_address_does_not_name_a_page() -> None:
     )
     claims = ExtractiveReasoner._claims_for(_bare(), 0, state)
     assert [c.chunk_id for c in claims][:2] == [10, 31]
+
+
+@pytest.mark.parametrize(
+    ("question", "plan"),
+    [
+        # A part that tells is the scene of the question before it.
+        (
+            "do I really have to attend every onboarding class? one conflicts with a "
+            "project meeting",
+            [
+                "do I really have to attend every onboarding class? one conflicts with a "
+                "project meeting"
+            ],
+        ),
+        (
+            "can I expense a hotel upgrade? the conference hotel is sold out.",
+            ["can I expense a hotel upgrade? the conference hotel is sold out."],
+        ),
+        # Parts that ask stay sub-questions of their own, with or without a mark.
+        (
+            "how long is parental leave? who approves telework",
+            ["how long is parental leave?", "who approves telework"],
+        ),
+    ],
+)
+async def test_a_part_that_only_tells_is_the_scene_of_the_question_before(
+    question: str, plan: list[str]
+) -> None:
+    assert [p.text for p in await _bare().decompose(question)] == plan
+
+
+@pytest.mark.parametrize(
+    ("question", "plan"),
+    [
+        # A later part that refers back with few words of its own is asked of the
+        # subject the message named once.
+        (
+            "where's the chicago office and what floor are we on?",
+            ["where's the chicago office?", "chicago office. what floor are we on?"],
+        ),
+        (
+            "how long is parental leave? who approves it?",
+            ["how long is parental leave?", "parental leave. who approves it?"],
+        ),
+        # A part naming its own subject, and the sides of a comparison, stay as they are.
+        (
+            "how long is parental leave? who approves telework requests for contractors?",
+            [
+                "how long is parental leave?",
+                "who approves telework requests for contractors?",
+            ],
+        ),
+        (
+            "What is the difference between annual leave and sick leave?",
+            ["annual leave", "sick leave"],
+        ),
+    ],
+)
+async def test_a_part_that_refers_back_is_asked_of_the_subject_named_before(
+    question: str, plan: list[str]
+) -> None:
+    assert [p.text for p in await _bare().decompose(question)] == plan
+
+
+async def test_the_subject_a_part_refers_back_to_is_a_term_its_answer_must_hold() -> None:
+    # Judged alone, "what floor are we on?" is answered by any office's floor; led by its
+    # subject, a floor of the Chicago office (its page's title) is what it asks.
+    analyzer = _bare()._analyzer
+    plan = await _bare().decompose("where's the chicago office and what floor are we on?")
+    asked = analyzer.analyse(plan[1].text)
+    assert {"chicago", "floor"} <= asked.key_terms
+    assert asked.answer_type == analyzer.analyse("what floor are we on?").answer_type
