@@ -12,6 +12,7 @@ import dataclasses
 
 import pytest
 
+from agent.language.spans import find_span
 from agent.reasoners.extractive import ExtractiveReasoner
 from tests.agent.test_hops import _bare, evidence, state_for
 
@@ -130,3 +131,14 @@ async def test_the_subject_a_part_refers_back_to_is_a_term_its_answer_must_hold(
     asked = analyzer.analyse(plan[1].text)
     assert {"chicago", "floor"} <= asked.key_terms
     assert asked.answer_type == analyzer.analyse("what floor are we on?").answer_type
+
+
+def test_an_instruction_after_its_condition_answers_a_yes_no_question() -> None:
+    # "Do I have to …?" is answered by what to do in the asker's case; the instruction
+    # follows its condition, so it opens with "If", not with its verb.
+    question = "do I really have to attend every onboarding class?"
+    instruction = "If you have a conflicting meeting, prioritize your project work first!"
+    assert find_span(instruction, "yes_no", question)
+    # A main clause with a subject states, it does not instruct (and says no yes or no).
+    statement = "If you have a conflicting meeting, your supervisor decides."
+    assert not find_span(statement, "yes_no", question)
