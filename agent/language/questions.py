@@ -309,6 +309,12 @@ def asking_sentences(text: str) -> list[str]:
     return sentences or ([text.strip()] if text.strip() else [])
 
 
+def asks(sentence: str) -> bool:
+    """Whether `sentence` asks (a question mark, or opening with a question word or an
+    auxiliary) rather than tells ("one conflicts with a project meeting")."""
+    return sentence.rstrip().endswith("?") or bool(_ASKS.match(sentence.strip()))
+
+
 # A sentence ends at ".", "!" or "?" before a space (not inside "e.g." or "3.5").
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 # A dash between spaces joins a scene to its question as a full stop would ("I'm

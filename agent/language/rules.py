@@ -257,6 +257,14 @@ ACTION_VERBS = frozenset(
     share turn install join enroll enrol save copy start change go fill take keep
     provide include approve note obtain confirm list""".split()
 )
+# Words that open a clause's subject (pronouns, determiners, quantifiers, "there"): a
+# main clause after "If …," opening with none of them has no subject, so it instructs.
+SUBJECT_OPENERS = frozenset(
+    """i you we they he she it one there this that these those the a an my your our
+    their his her its each every all some any no none most many much both either neither
+    such another other few several everyone everybody someone somebody anyone anybody
+    nobody something anything nothing who which what then so""".split()
+)
 # Time units: "12 weeks", "3 business days", "two pay periods" are durations.
 TIME_UNITS = (
     r"(?:(?:business|calendar|working|work|consecutive) )?(?:seconds?|minutes?|hours?|"

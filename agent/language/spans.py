@@ -29,6 +29,7 @@ from agent.language.rules import (
     REFINEMENTS,
     ROLE_MODIFIERS,
     ROLE_NOUNS,
+    SUBJECT_OPENERS,
     TIME_UNITS,
     WEEKDAYS,
     Qualifier,
@@ -278,9 +279,24 @@ def _polar(quote: str, question: str) -> list[str]:
 
 
 def _instructs(clause: str) -> bool:
-    """Whether `clause` opens with the verb of an instruction ("Ask …", "Submit …")."""
+    """Whether `clause` opens with the verb of an instruction ("Ask …", "Submit …"), or
+    is one after its condition ("If you have a conflicting meeting, prioritize your
+    project work first!"): in English a main clause after "If …," that has no subject
+    is an imperative, whatever its verb, so the words that open a subject rule it out."""
     words = clause.split()
-    return bool(words) and words[0].strip("*_`“”\"'([").casefold() in ACTION_VERBS
+    if bool(words) and words[0].strip("*_`“”\"'([").casefold() in ACTION_VERBS:
+        return True
+    condition = _CONDITION.match(clause)
+    if condition is None:
+        return False
+    first = condition.group(1)
+    return first.islower() and first.casefold() not in SUBJECT_OPENERS
+
+
+# "If you …, do …": a condition, then the main clause's first word.
+_CONDITION = re.compile(
+    r"^(?:if|when|whenever|once|before|after|unless)\b[^,;.]{3,}?,\s+(\w+)", re.I
+)
 
 
 def _steps(quote: str, question: str) -> list[str]:

@@ -18,6 +18,7 @@ Claims are the quotes themselves.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -27,12 +28,12 @@ from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalo
 from agent.grounding import normalise
 from agent.language.decompose import decompose, is_choice
 from agent.language.entities import new_names
-from agent.language.questions import QuestionAnalysis, QuestionAnalyzer
+from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, asks
 from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
 from agent.retrieval.reading import Passage
 from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
-from store.text_forms import fold, plain_title
+from store.text_forms import fold, plain_text, plain_title
 
 _SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
 
@@ -77,15 +78,41 @@ class ExtractiveReasoner:
 
     async def decompose(self, question: str) -> list[PlannedQuestion]:
         parts: list[str] = []
-        for part in decompose(question):
+        found = decompose(question)
+        # The message's own sentences or clauses (not the sides of a comparison, which
+        # each carry the rest of the question already).
+        sentences = _are_sentences_of(found, question)
+        for part in found:
             if parts and not self._analyzer.analyse(part).terms:
                 # "…after parental leave? how long?", "what's in a CPF? like what are the
                 # parts": a part with no words of its own asks more of the one before.
                 parts[-1] = f"{parts[-1]} {part}"
+            elif parts and sentences and not asks(part):
+                # "do I have to attend every class? one conflicts with a project meeting":
+                # a part that only tells is the scene of the question before it (searched
+                # with it, read as its context), not a sub-question that needs an answer.
+                parts[-1] = f"{parts[-1]} {part}"
             else:
                 parts.append(part)
+        if sentences:
+            parts = [parts[0], *(self._with_subject(b, a) for a, b in itertools.pairwise(parts))]
         key = len(parts) == 1 or not is_choice(question)
         return [PlannedQuestion(text, key) for text in parts]
+
+    def _with_subject(self, part: str, before: str) -> str:
+        """`part` led by the subject of the part `before` when it refers back to it with
+        few words of its own ("where's the chicago office and what floor are we on?",
+        "how long is parental leave? who approves it?"): a chat message states its
+        subject once, and the later part judged alone would be answered from any page
+        (the floor of another office). The subject leads as a scene, so the part's own
+        answer type and asking words stay its own."""
+        own = self._analyzer.analyse(part).key_terms
+        if not _REFERS_BACK.search(part) or len(own) > 2:
+            return part
+        subject = _surface_words(
+            before, sorted(self._analyzer.analyse(before).key_terms - own), self._analyzer
+        )
+        return f"{subject}. {part}" if subject else part
 
     async def extract(
         self, sub_question: int, passages: Sequence[Passage], state: AgentState
@@ -381,21 +408,33 @@ def _is_page_of(name: str, title: str) -> bool:
 
 
 def _names_title(text: str, title: str) -> bool:
-    """Whether `text` names the page `title` (its words in order, case and accents folded)."""
+    """Whether `text` names the page `title` (its words in order, case and accents folded).
+
+    Read as a reader reads it: a link's address is not prose, so ".../channels/tts-jobs"
+    does not name a page "Channels" (in any knowledge base, URLs spell paths, hosts and
+    slugs whose words say nothing of what the sentence is about)."""
     plain = plain_title(title)
     if len(plain) <= 2:
         return False
     words = f" {' '.join(_WORDS.findall(fold(plain)))} "
-    return words in f" {' '.join(_WORDS.findall(fold(text)))} "
+    return words in f" {' '.join(_WORDS.findall(fold(plain_text(text))))} "
 
 
 _WORDS = re.compile(r"\w+")
+# Words by which a later part of a message speaks of what an earlier part named.
+_REFERS_BACK = re.compile(
+    r"\b(?:it|its|they|them|their|we|us|our|there|that|this|those|these)\b", re.I
+)
 
 
 def _surface_words(question: str, stems: Sequence[str], analyzer: QuestionAnalyzer) -> str:
     """The question's own words whose stems are in `stems`, in the question's order."""
     wanted = set(stems)
-    words = [w for w in question.replace("?", " ").split() if set(analyzer.stems(w)) & wanted]
+    words = [
+        w.strip(".,:;!\"'()")
+        for w in question.replace("?", " ").split()
+        if set(analyzer.stems(w)) & wanted
+    ]
     return " ".join(dict.fromkeys(words))
 
 
@@ -406,3 +445,15 @@ def _overlaps_any(candidate: Evidence, chosen: Sequence[Evidence]) -> bool:
 def _overlaps(a: str, b: str) -> bool:
     x, y = normalise(a), normalise(b)
     return x in y or y in x
+
+
+def _are_sentences_of(parts: Sequence[str], question: str) -> bool:
+    """Whether `parts` are pieces of `question` as written, from its start, in order."""
+    text = " ".join(question.split())
+    position = 0
+    for part in parts:
+        found = text.find(part.rstrip("?").strip(), position)
+        if found < 0 or (position == 0 and found != 0):
+            return False
+        position = found + 1
+    return len(parts) > 1

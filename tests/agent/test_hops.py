@@ -268,10 +268,11 @@ async def test_a_sentence_that_refers_back_is_quoted_with_the_sentence_before(
             "do I have to stay after parental leave? how long?",
             ["do I have to stay after parental leave? how long?"],
         ),
-        # Two parts with words of their own stay two questions.
+        # Two parts with words of their own stay two questions (one that refers back
+        # is led by its subject: tests/agent/test_quoted_answers.py).
         (
-            "how long is parental leave? who approves it?",
-            ["how long is parental leave?", "who approves it?"],
+            "how long is parental leave? who approves telework?",
+            ["how long is parental leave?", "who approves telework?"],
         ),
     ],
 )
