@@ -37,7 +37,7 @@ import asyncio
 import json
 import random
 import re
-import shutil
+import subprocess
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -204,7 +204,10 @@ async def _run(template: Path, home: Path, folder: Path) -> dict[str, dict]:
     """`kb eval answers folder` with KB_HOME `home`, first copied from `template` (a
     KB_HOME that indexed the source set: only the changed passages are indexed again)."""
     if not home.exists():
-        shutil.copytree(template, home, symlinks=True)
+        home.parent.mkdir(parents=True, exist_ok=True)
+        # `cp -a`, not shutil.copytree: the server's files keep their owner (the embedded
+        # server runs as its own user when started by root).
+        subprocess.run(["cp", "-a", str(template), str(home)], check=True)
     settings = Settings(KB_HOME=home, KB_SOURCES=home / "none.toml")
     details = folder.parent / "details.jsonl"
     await eval_answers_command(settings, AnswerEvalRequest(directory=folder, details_path=details))

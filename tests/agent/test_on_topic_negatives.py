@@ -75,6 +75,12 @@ async def test_a_place_after_in_is_not_who_won(news: Built) -> None:
             "Who won the Nobel Prize in Physics 2022?",
             "",
         ),
+        # A quote that only restates the question's words holds no answer span.
+        (
+            "Meet the new CEO of Vanguard at the investor day next week.",
+            "Who is the new CEO of Vanguard?",
+            "",
+        ),
         # A name that is not after a preposition of place, or inside a date, still answers.
         (
             "The prize was awarded to Alain Aspect on 4 October.",
