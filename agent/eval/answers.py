@@ -140,6 +140,7 @@ class CaseOutcome:
     lead_span: str = ""  # the answer span the reply leads with (the first claim's)
     statements_written: int = 0
     statements_dropped: int = 0
+    conflicts: int = 0  # disagreements between sources the reply shows (Answer.conflicts)
 
 
 class EvalAnswerer(Protocol):
@@ -203,6 +204,7 @@ async def _outcome(
         lead_span=answer.claims[0].span if answer.claims else "",
         statements_written=answer.statements_written,
         statements_dropped=answer.statements_dropped,
+        conflicts=len(answer.conflicts),
     )
 
 
@@ -268,6 +270,7 @@ def case_row(outcome: CaseOutcome) -> dict[str, Any]:
         "cited": list(outcome.cited),
         "lead_span": outcome.lead_span,
         "quotes": list(outcome.quotes),
+        "conflicts": outcome.conflicts,
         "latency_ms": round(outcome.latency_ms, 1),
     }
 

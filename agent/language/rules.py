@@ -241,6 +241,12 @@ ROLE_MODIFIERS = frozenset(
     your their the an a his her business unit division branch office travel payroll
     finance security operations people talent""".split()
 )
+# Prepositions of place: a name right after one ("announced in Stockholm", "held at
+# Harvard") is where something happened, not who did it, in any text. "from" is left out:
+# it names a sender as often as an origin ("approval from Mirela Voss").
+LOCATIVE_PREPOSITIONS = frozenset(
+    """in at near inside outside across throughout within around""".split()
+)
 # Nouns that make a capitalised phrase an organisation ("Office of Personnel Management").
 ORGANISATION_NOUNS = frozenset(
     """office agency administration department division service services center centre

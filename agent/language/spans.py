@@ -20,6 +20,7 @@ from agent.language.rules import (
     AMOUNT_ANSWERS,
     CAUSE,
     DEFINES,
+    LOCATIVE_PREPOSITIONS,
     MONTHS,
     NUMBER_LEADS,
     NUMBER_WORDS,
@@ -208,6 +209,25 @@ def _contacts(quote: str, question: str) -> list[str]:
 
 def _names(quote: str, question: str) -> list[str]:
     """Capitalised phrases that are not a sentence's opening word alone."""
+    return [name for _, _, name in _placed_names(quote)]
+
+
+def _people(quote: str, question: str) -> list[str]:
+    """Names that may be a person: not right after a preposition of place ("announced in
+    Stockholm" says where, whoever the question asks for), and not part of a date ("on 4
+    October": a month is capitalised in any English text, a person it is not)."""
+    plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
+    dates = [m.span() for m in _DATE.finditer(plain)]
+    return [
+        name
+        for before, start, name in _placed_names(quote)
+        if before not in LOCATIVE_PREPOSITIONS and not any(a <= start < b for a, b in dates)
+    ]
+
+
+def _placed_names(quote: str) -> list[tuple[str, int, str]]:
+    """(the word before, where it starts, the name) for each name `_names` finds, in the
+    quote with its Markdown links read as their text; the word before folded."""
     plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
     found = []
     for match in _CAPITALISED.finditer(plain):
@@ -221,7 +241,10 @@ def _names(quote: str, question: str) -> list[str]:
         opening = not before or before[-1] in ".:!?\n-*#>"
         if len(words) == 1 and opening and not words[0].isupper():
             continue  # a sentence's capitalised first word
-        found.append(" ".join(words))
+        offset = phrase.index(words[0])
+        dropped = phrase[:offset].split()  # "The" of "The Hague"
+        previous = dropped[-1] if dropped else (WORD.findall(before) or [""])[-1]
+        found.append((fold(previous), match.start() + offset, " ".join(words)))
     return found
 
 
@@ -236,6 +259,11 @@ def _roles(quote: str, question: str) -> list[str]:
         start = i
         while start > 0 and i - start < 3:
             word = tokens[start - 1].group()
+            # A role is one run of words: "Vanguard: the board" is a heading and a role,
+            # and no punctuation sits inside a role's name in any text.
+            between = quote[tokens[start - 1].end() : tokens[start].start()]
+            if between.strip():
+                break
             if word.casefold() in ROLE_MODIFIERS or word[:1].isupper():
                 start -= 1
             else:
@@ -363,7 +391,7 @@ def _entity(quote: str, question: str) -> list[str]:
 _FINDERS: dict[str, tuple[Finder, ...]] = {
     "number": (_numbers,),
     "date": (_dates,),
-    "person": (_roles, _names, _contacts),
+    "person": (_roles, _people, _contacts),
     "organisation": (_organisations, _roles, _names),
     "place": (_places,),
     "contact": (_contacts, _roles, _names),
