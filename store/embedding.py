@@ -131,11 +131,19 @@ class SentenceTransformerEmbedder:
         """Model calls made for query-sized batches since the embedder was made."""
         return self._queries.calls
 
+    def in_background(self) -> BackgroundEmbedder:
+        """This model for work nobody waits for: its query-sized calls yield to others."""
+        return BackgroundEmbedder(self)
+
     async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return await self.embed(texts, background=False)
+
+    async def embed(self, texts: Sequence[str], *, background: bool) -> np.ndarray:
+        """`embed_batch`; `background` calls wait while any other query-sized call waits."""
         if not texts:
             return np.zeros((0, self.identity.dimension), dtype=np.float32)
         if len(texts) <= QUERY_BATCH:
-            vectors = await self._queries.embed(texts)
+            vectors = await self._queries.embed(texts, background=background)
         else:
             loop = asyncio.get_running_loop()
             vectors = await loop.run_in_executor(self._executor, self._encode, list(texts))
@@ -236,6 +244,20 @@ class SentenceTransformerEmbedder:
         self._model = model
         log.info("embedding model %s loaded (%d dims)", name, dimension)
         return model
+
+
+class BackgroundEmbedder:
+    """A SentenceTransformerEmbedder whose query-sized calls go after everyone else's."""
+
+    def __init__(self, model: SentenceTransformerEmbedder) -> None:
+        self._model = model
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self._model.identity
+
+    async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return await self._model.embed(texts, background=True)
 
 
 def _lower_thread_priority(niceness: int) -> None:

@@ -8,6 +8,10 @@ a busy 2-core machine that queue, not the model, was most of retrieval's time
 for while its previous call ran. A request made while the model is idle starts at once,
 with no timer, so a question asked alone is as fast as before; a burst drains in a few
 calls (bench/query_batching.py measures the difference).
+
+Work nobody waits for (the sentence warm-up after a start or a reindex, agent/
+sentence_warmup.py) asks in the background: its requests go only when no question's
+request is waiting, so a burst of questions is not queued behind it.
 """
 
 from __future__ import annotations
@@ -32,50 +36,38 @@ class QueryBatcher:
 
     Each caller gets its own rows back, in order. An error in a call reaches every caller
     whose texts were in it; a caller cancelled while waiting is left out of the next call
-    and its cancellation touches no one else.
+    and its cancellation touches no one else. Background requests share a call only with
+    other background requests, made when no other request waits.
     """
 
     def __init__(self, *, encode: Encode, max_texts: int) -> None:
         self._encode = encode
         self._max_texts = max_texts
         self._waiting: list[_Request] = []
+        self._background: list[_Request] = []
         self._drain: asyncio.Task[None] | None = None
         self.calls = 0  # model calls made, for tests and benchmarks
 
-    async def embed(self, texts: Sequence[str]) -> np.ndarray:
+    async def embed(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
         loop = asyncio.get_running_loop()
         request = _Request(list(texts), loop.create_future())
-        self._waiting.append(request)
+        (self._background if background else self._waiting).append(request)
         if self._drain is None or self._drain.done() or self._drain.get_loop() is not loop:
             self._drain = loop.create_task(self._drain_waiting())
         return await request.future
 
     async def _drain_waiting(self) -> None:
         try:
-            while self._waiting:
-                await self._run(self._next_call())
+            while self._waiting or self._background:
+                taken = _next_call(self._waiting, self._max_texts)
+                await self._run(taken or _next_call(self._background, self._max_texts))
         finally:
             # Only when the drain itself is cancelled (its loop shutting down): no
             # caller may wait for a call that will never run.
-            for request in self._waiting:
+            for request in (*self._waiting, *self._background):
                 request.future.cancel()
             self._waiting.clear()
-
-    def _next_call(self) -> list[_Request]:
-        """The waiting requests (cancelled ones dropped) whose texts fit one call; the
-        first always goes, however many texts it has."""
-        taken: list[_Request] = []
-        count = 0
-        while self._waiting:
-            request = self._waiting[0]
-            if request.future.done():
-                self._waiting.pop(0)
-                continue
-            if taken and count + len(request.texts) > self._max_texts:
-                break
-            taken.append(self._waiting.pop(0))
-            count += len(request.texts)
-        return taken
+            self._background.clear()
 
     async def _run(self, requests: list[_Request]) -> None:
         if not requests:
@@ -99,3 +91,20 @@ class QueryBatcher:
             if not request.future.done():
                 request.future.set_result(vectors[start:end])
             start = end
+
+
+def _next_call(waiting: list[_Request], max_texts: int) -> list[_Request]:
+    """The first requests of `waiting` (cancelled ones dropped) whose texts fit one call,
+    taken off it; the first always goes, however many texts it has."""
+    taken: list[_Request] = []
+    count = 0
+    while waiting:
+        request = waiting[0]
+        if request.future.done():
+            waiting.pop(0)
+            continue
+        if taken and count + len(request.texts) > max_texts:
+            break
+        taken.append(waiting.pop(0))
+        count += len(request.texts)
+    return taken

@@ -82,3 +82,29 @@ async def test_a_cancelled_caller_leaves_the_others_their_vectors(
     assert embedder.query_calls - before <= 2
     after = await embedder.embed_batch([QUESTIONS[0]])  # and the next caller is served
     assert np.abs(after[0] - expected[0]).max() < 1e-5
+
+
+async def test_background_work_waits_while_questions_are_waiting(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    """The sentence warm-up embeds in the background: questions asked meanwhile go first."""
+    expected = await alone(embedder, QUESTIONS[:6])
+    finished: list[str] = []
+
+    async def ask(name: str, texts: list[str], *, background: bool = False) -> np.ndarray:
+        model = embedder.in_background() if background else embedder
+        rows = await model.embed_batch(texts)
+        finished.append(name)
+        return rows
+
+    first = asyncio.create_task(ask("first", QUESTIONS[:1]))
+    await asyncio.sleep(0)
+    await asyncio.sleep(0)  # its model call is under way
+    warm_up = asyncio.create_task(ask("warm-up", QUESTIONS[1:5], background=True))
+    await asyncio.sleep(0)
+    later = [asyncio.create_task(ask(f"q{i}", QUESTIONS[i : i + 1])) for i in range(1, 6)]
+    await asyncio.gather(first, warm_up, *later)
+    assert finished[-1] == "warm-up"
+    assert np.abs(warm_up.result() - expected[1:5]).max() < 1e-5
+    for index, task in enumerate(later, start=1):
+        assert np.abs(task.result()[0] - expected[index]).max() < 1e-5
