@@ -36,6 +36,9 @@ QUERY_BATCH = 4
 # times as long as one by one, in groups of 8 by length 0.85 times (bench/query_batching.py).
 QUERY_CALL_TEXTS = 32
 QUERY_GROUP = 8
+# Background embeds (the sentence warm-up) wait until no question has been embedded for
+# this long: a burst of questions then has the embedding thread, and the cores, to itself.
+BACKGROUND_QUIET_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,10 +84,13 @@ class SentenceTransformerEmbedder:
         worker_niceness: int = 0,
         query_graph_dir: Path | None = None,
         query_call_texts: int = QUERY_CALL_TEXTS,
+        background_quiet_seconds: float = BACKGROUND_QUIET_SECONDS,
     ) -> None:
         """`query_graph_dir`: where to keep the ONNX query graph (store/query_graph.py);
         None embeds queries with torch. `query_call_texts`: at most this many texts of
-        concurrent query-sized calls share a model call (1: each call its own)."""
+        concurrent query-sized calls share a model call (1: each call its own).
+        `background_quiet_seconds`: how long after the last other query-sized call a
+        background one (`in_background`) may start."""
         self._model_ref = model
         self._query_graph_dir = query_graph_dir
         self._query_graph: QueryGraph | None = None
@@ -99,7 +105,9 @@ class SentenceTransformerEmbedder:
             initargs=(worker_niceness,),
         )
         self._queries = QueryBatcher(
-            encode=self._encode_queries_off_loop, max_texts=query_call_texts
+            encode=self._encode_queries_off_loop,
+            max_texts=query_call_texts,
+            background_quiet=background_quiet_seconds,
         )
         self.texts_embedded = 0
 
@@ -139,7 +147,8 @@ class SentenceTransformerEmbedder:
         return await self.embed(texts, background=False)
 
     async def embed(self, texts: Sequence[str], *, background: bool) -> np.ndarray:
-        """`embed_batch`; `background` calls wait while any other query-sized call waits."""
+        """`embed_batch`; query-sized `background` calls wait until other query-sized
+        calls have stopped coming for `background_quiet_seconds`."""
         if not texts:
             return np.zeros((0, self.identity.dimension), dtype=np.float32)
         if len(texts) <= QUERY_BATCH:

@@ -10,13 +10,15 @@ with no timer, so a question asked alone is as fast as before; a burst drains in
 calls (bench/query_batching.py measures the difference).
 
 Work nobody waits for (the sentence warm-up after a start or a reindex, agent/
-sentence_warmup.py) asks in the background: its requests go only when no question's
-request is waiting, so a burst of questions is not queued behind it.
+sentence_warmup.py) asks in the background: its requests go only once no other request
+has been made for `background_quiet` seconds, so a burst of questions neither queues
+behind it nor shares the two cores with it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 
@@ -37,30 +39,48 @@ class QueryBatcher:
     Each caller gets its own rows back, in order. An error in a call reaches every caller
     whose texts were in it; a caller cancelled while waiting is left out of the next call
     and its cancellation touches no one else. Background requests share a call only with
-    other background requests, made when no other request waits.
+    other background requests, made once no other request has come for `background_quiet`
+    seconds.
     """
 
-    def __init__(self, *, encode: Encode, max_texts: int) -> None:
+    def __init__(self, *, encode: Encode, max_texts: int, background_quiet: float) -> None:
         self._encode = encode
         self._max_texts = max_texts
+        self._quiet = background_quiet
         self._waiting: list[_Request] = []
         self._background: list[_Request] = []
         self._drain: asyncio.Task[None] | None = None
+        # Set when a request that is not background arrives: ends a background wait.
+        self._arrived = asyncio.Event()
+        self._last_arrival = float("-inf")  # the loop's clock
         self.calls = 0  # model calls made, for tests and benchmarks
 
     async def embed(self, texts: Sequence[str], *, background: bool = False) -> np.ndarray:
         loop = asyncio.get_running_loop()
         request = _Request(list(texts), loop.create_future())
-        (self._background if background else self._waiting).append(request)
+        if background:
+            self._background.append(request)
+        else:
+            self._waiting.append(request)
+            self._last_arrival = loop.time()
+            self._arrived.set()
         if self._drain is None or self._drain.done() or self._drain.get_loop() is not loop:
+            self._arrived = asyncio.Event()  # an Event belongs to the loop it first waits on
             self._drain = loop.create_task(self._drain_waiting())
         return await request.future
 
     async def _drain_waiting(self) -> None:
+        loop = asyncio.get_running_loop()
         try:
             while self._waiting or self._background:
                 taken = _next_call(self._waiting, self._max_texts)
-                await self._run(taken or _next_call(self._background, self._max_texts))
+                if not taken:
+                    quiet_in = self._last_arrival + self._quiet - loop.time()
+                    if quiet_in > 0:
+                        await self._until_arrival(quiet_in)
+                        continue
+                    taken = _next_call(self._background, self._max_texts)
+                await self._run(taken)
         finally:
             # Only when the drain itself is cancelled (its loop shutting down): no
             # caller may wait for a call that will never run.
@@ -68,6 +88,12 @@ class QueryBatcher:
                 request.future.cancel()
             self._waiting.clear()
             self._background.clear()
+
+    async def _until_arrival(self, seconds: float) -> None:
+        """Wait `seconds`, or less if a request that is not background arrives."""
+        self._arrived.clear()
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._arrived.wait(), seconds)
 
     async def _run(self, requests: list[_Request]) -> None:
         if not requests:

@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from store.embedding import SentenceTransformerEmbedder
+from store.embedding import BACKGROUND_QUIET_SECONDS, SentenceTransformerEmbedder
 from store.errors import EmbeddingModelUnavailable
 
 QUESTIONS = [
@@ -108,3 +108,19 @@ async def test_background_work_waits_while_questions_are_waiting(
     assert np.abs(warm_up.result() - expected[1:5]).max() < 1e-5
     for index, task in enumerate(later, start=1):
         assert np.abs(task.result()[0] - expected[index]).max() < 1e-5
+
+
+async def test_background_work_starts_only_once_questions_have_stopped_coming(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    loop = asyncio.get_running_loop()
+    await embedder.embed_batch([QUESTIONS[0]])
+    asked = loop.time()
+    warm_up = asyncio.create_task(embedder.in_background().embed_batch(QUESTIONS[1:5]))
+    await asyncio.sleep(BACKGROUND_QUIET_SECONDS / 2)
+    await embedder.embed_batch([QUESTIONS[5]])  # another question: the quiet starts again
+    asked_again = loop.time()
+    assert not warm_up.done()
+    await warm_up
+    assert loop.time() - asked_again >= BACKGROUND_QUIET_SECONDS * 0.95
+    assert loop.time() - asked >= BACKGROUND_QUIET_SECONDS * 1.4
