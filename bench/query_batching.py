@@ -8,8 +8,9 @@ calls (the default, store/query_batching.py), one making a model call per call (
 before). Each round, `--concurrent` questions are asked of each at once (taking turns
 at going first) and timed from the first request to each question's vector; quiet,
 then beside a busy Python thread (as the event loop of 50 answering runs is). Also: one
-question alone through each (the batcher must not slow it), and the largest difference
-between the two embedders' vectors.
+question alone, through the batcher and handed straight to the model's thread as before
+it (the batcher has no timer and must not slow it), and the largest difference between
+the two embedders' vectors.
 """
 
 from __future__ import annotations
@@ -76,14 +77,27 @@ async def measure(
                     times.setdefault(f"{name}, {setting}, whole burst", []).append(max(ms))
                     vectors.append(found)
                 largest = max(largest, float(np.abs(vectors[0] - vectors[1]).max()))
-                for name, model in models.items():
-                    started = time.perf_counter()
-                    await model.embed_batch([batch[0]])
-                    ms = (time.perf_counter() - started) * 1000
-                    times.setdefault(f"{name}, {setting}, one question alone", []).append(ms)
+                for text in batch[:10]:
+                    await alone(shared, text, setting, times)
     for model in models.values():
         model.close()
     return times, largest, calls
+
+
+async def alone(
+    model: SentenceTransformerEmbedder, text: str, setting: str, times: dict[str, list[float]]
+) -> None:
+    """One question with nothing else asked: through the batcher, and handed straight to
+    the model's thread as before the batcher (its own encode method), taking turns."""
+    ways = {
+        "through the batcher": lambda: model.embed_batch([text]),
+        "straight to the model thread": lambda: model._encode_queries_off_loop([text]),
+    }
+    for name, embed in sorted(ways.items(), key=lambda _: time.perf_counter_ns() % 2):
+        started = time.perf_counter()
+        await embed()
+        ms = (time.perf_counter() - started) * 1000
+        times.setdefault(f"one question alone, {name}, {setting}", []).append(ms)
 
 
 def report(
