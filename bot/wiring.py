@@ -229,7 +229,10 @@ class Runtime:
         embedder = await self.query_embedder()
         return await warm_sentences(
             corpus=CorpusReader(self.pool),
-            vectors=SentenceVectors(embedder=embedder, store=SentenceVectorRepository(self.pool)),
+            # Nobody waits for the warm-up: questions asked meanwhile are embedded first.
+            vectors=SentenceVectors(
+                embedder=embedder.in_background(), store=SentenceVectorRepository(self.pool)
+            ),
             splitter=SentenceSplitter(),
             state=self.sentence_warmup,
             progress=progress,

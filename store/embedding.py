@@ -19,6 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from store.errors import EmbeddingModelUnavailable
+from store.query_batching import QueryBatcher
 from store.query_graph import QueryGraph, open_query_graph
 
 log = logging.getLogger(__name__)
@@ -29,6 +30,15 @@ PACKAGED_MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 
 # Batches up to this size are queries, embedded on one thread (see _encode).
 QUERY_BATCH = 4
+# Queries asked for at the same time are embedded together, up to this many texts a model
+# call (store/query_batching.py), sorted by length into groups of QUERY_GROUP so that a
+# group is padded to a length near its own: 50 questions in one padded batch took 1.5
+# times as long as one by one, in groups of 8 by length 0.85 times (bench/query_batching.py).
+QUERY_CALL_TEXTS = 32
+QUERY_GROUP = 8
+# Background embeds (the sentence warm-up) wait until no question has been embedded for
+# this long: a burst of questions then has the embedding thread, and the cores, to itself.
+BACKGROUND_QUIET_SECONDS = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,7 +71,8 @@ class SentenceTransformerEmbedder:
     """Any sentence-transformers model, from a local path or the local cache (never a hub).
 
     Encoding runs on one worker thread so the event loop keeps serving while it works,
-    and batches from concurrent callers never fight over the same cores.
+    and batches from concurrent callers never fight over the same cores. Query-sized
+    calls (up to QUERY_BATCH texts) made at the same time share model calls.
     """
 
     def __init__(
@@ -72,9 +83,14 @@ class SentenceTransformerEmbedder:
         torch_threads: int | None = None,
         worker_niceness: int = 0,
         query_graph_dir: Path | None = None,
+        query_call_texts: int = QUERY_CALL_TEXTS,
+        background_quiet_seconds: float = BACKGROUND_QUIET_SECONDS,
     ) -> None:
         """`query_graph_dir`: where to keep the ONNX query graph (store/query_graph.py);
-        None embeds queries with torch."""
+        None embeds queries with torch. `query_call_texts`: at most this many texts of
+        concurrent query-sized calls share a model call (1: each call its own).
+        `background_quiet_seconds`: how long after the last other query-sized call a
+        background one (`in_background`) may start."""
         self._model_ref = model
         self._query_graph_dir = query_graph_dir
         self._query_graph: QueryGraph | None = None
@@ -87,6 +103,11 @@ class SentenceTransformerEmbedder:
             thread_name_prefix="embed",
             initializer=_lower_thread_priority,
             initargs=(worker_niceness,),
+        )
+        self._queries = QueryBatcher(
+            encode=self._encode_queries_off_loop,
+            max_texts=query_call_texts,
+            background_quiet=background_quiet_seconds,
         )
         self.texts_embedded = 0
 
@@ -113,30 +134,66 @@ class SentenceTransformerEmbedder:
             self._executor, lambda: self.identity
         )
 
+    @property
+    def query_calls(self) -> int:
+        """Model calls made for query-sized batches since the embedder was made."""
+        return self._queries.calls
+
+    def in_background(self) -> BackgroundEmbedder:
+        """This model for work nobody waits for: its query-sized calls yield to others."""
+        return BackgroundEmbedder(self)
+
     async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return await self.embed(texts, background=False)
+
+    async def embed(self, texts: Sequence[str], *, background: bool) -> np.ndarray:
+        """`embed_batch`; query-sized `background` calls wait until other query-sized
+        calls have stopped coming for `background_quiet_seconds`."""
         if not texts:
             return np.zeros((0, self.identity.dimension), dtype=np.float32)
-        loop = asyncio.get_running_loop()
-        vectors = await loop.run_in_executor(self._executor, self._encode, list(texts))
+        if len(texts) <= QUERY_BATCH:
+            vectors = await self._queries.embed(texts, background=background)
+        else:
+            loop = asyncio.get_running_loop()
+            vectors = await loop.run_in_executor(self._executor, self._encode, list(texts))
         self.texts_embedded += len(texts)
         return vectors
 
     def close(self) -> None:
         self._executor.shutdown(wait=False, cancel_futures=True)
 
-    def _encode(self, texts: list[str]) -> np.ndarray:
+    async def _encode_queries_off_loop(self, texts: list[str]) -> np.ndarray:
+        loop = asyncio.get_running_loop()
+        return await loop.run_in_executor(self._executor, self._encode_queries, texts)
+
+    def _encode_queries(self, texts: list[str]) -> np.ndarray:
+        """The texts of query-sized calls: on one thread, through the query graph if there
+        is one. A query is fastest on one thread, and stays fast when the other core is
+        busy (measured: p95 44 ms vs 564 ms with 2 threads at 100k chunks,
+        bench/results/retrieval_latency.md)."""
         import torch
 
         model = self._load()
-        # A query (a few short texts) is fastest on one thread, and stays fast when the
-        # other core is busy (measured: p95 44 ms vs 564 ms with 2 threads at 100k chunks,
-        # bench/results/retrieval_latency.md). Index batches use every core.
-        small = len(texts) <= QUERY_BATCH
-        if small and self._query_graph is not None:
-            return self._query_graph.encode(texts)
-        torch.set_num_threads(1 if small else self._threads)
-        if small:
+        graph = self._query_graph
+        if graph is None:
+            torch.set_num_threads(1)
+            # sentence-transformers sorts a call's texts by length before batching.
             return self._encode_batch(model, texts)
+        if len(texts) <= QUERY_GROUP:
+            return graph.encode(texts)
+        order = np.argsort([len(t) for t in texts], kind="stable")
+        vectors = np.empty((len(texts), model.get_embedding_dimension()), dtype=np.float32)
+        for start in range(0, len(texts), QUERY_GROUP):
+            part = order[start : start + QUERY_GROUP]
+            vectors[part] = graph.encode([texts[i] for i in part])
+        return vectors
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        """An index batch (more than QUERY_BATCH texts), on every core."""
+        import torch
+
+        model = self._load()
+        torch.set_num_threads(self._threads)
         # `encode` groups texts by character count, and a batch is padded to its longest
         # text in tokens. Grouping by token count (capped at the model's window) pads
         # ~10% fewer tokens on the indexer's ~256-text calls (bench/results/reindex.md).
@@ -196,6 +253,20 @@ class SentenceTransformerEmbedder:
         self._model = model
         log.info("embedding model %s loaded (%d dims)", name, dimension)
         return model
+
+
+class BackgroundEmbedder:
+    """A SentenceTransformerEmbedder whose query-sized calls go after everyone else's."""
+
+    def __init__(self, model: SentenceTransformerEmbedder) -> None:
+        self._model = model
+
+    @property
+    def identity(self) -> ModelIdentity:
+        return self._model.identity
+
+    async def embed_batch(self, texts: Sequence[str]) -> np.ndarray:
+        return await self._model.embed(texts, background=True)
 
 
 def _lower_thread_priority(niceness: int) -> None:
