@@ -15,9 +15,10 @@ change feed's cursor is saved only after a complete run (jobs/connectors/base.py
 Where the changed documents are embedded depends on the caller. A reindex run
 (jobs/reindex.py) passes a `QueuedRun`: they are queued for `kb jobs --worker` processes
 and the pass waits for them (jobs/queued_writes.py), embedding them itself when no worker
-is alive. Without one (library callers, benchmarks, dry runs) they are embedded here, in
-batches. Both ways reuse stored vectors by chunk hash (jobs/chunk_vectors.py) and swap
-each document's chunks in one transaction, and the report counts the same.
+is alive, from the first queued group on, while the listing still runs. Without one
+(library callers, benchmarks, dry runs) they are embedded here, in batches. Both ways
+reuse stored vectors by chunk hash (jobs/chunk_vectors.py) and swap each document's chunks
+in one transaction, and the report counts the same.
 """
 
 from __future__ import annotations
