@@ -17,6 +17,7 @@ for name, value in {
     "OPENBLAS_NUM_THREADS": "1",
     "OMP_NUM_THREADS": "1",
     "MKL_NUM_THREADS": "1",
+    "OMP_WAIT_POLICY": "PASSIVE",
     "TOKENIZERS_PARALLELISM": "false",
     "HF_HUB_OFFLINE": "1",
     "TRANSFORMERS_OFFLINE": "1",

@@ -19,6 +19,12 @@ Run from the repository root (progress is shown while each sync runs):
     python bench/connector_memory.py                          # 100 / 5,000 / 50,000 pages
     python bench/connector_memory.py --sizes 100 2000 20000   # when 50,000 takes too long
     python bench/connector_memory.py --sizes 100 500 2000 --no-output   # a smoke run
+    python bench/connector_memory.py --throughput 2000        # pages/s: spinning vs sleeping
+
+`--throughput N` measures speed instead: the same first sync of N pages twice in one run,
+once with torch's OpenMP threads spinning at their barriers (libgomp's default, what `kb`
+did before it set OMP_WAIT_POLICY=PASSIVE) and once as `kb` runs now (sleeping), and
+writes the pages/s of both and their ratio to bench/results/first_sync_throughput.md.
 
 The report is printed and written into bench/results/connectors.md, replacing the
 section it wrote there before (bench/connectors.py keeps that section when it rewrites
@@ -56,6 +62,13 @@ from tests.jobs.connectors.fake_confluence import FakeConfluence, Page
 
 RESULTS_FILE = REPO_ROOT / "bench" / "results" / "connectors.md"
 SECTION = "## Memory of a first sync of many pages"  # the section this script owns
+THROUGHPUT_FILE = REPO_ROOT / "bench" / "results" / "first_sync_throughput.md"
+# `kb index` as it ran before bot/cli.py set OMP_WAIT_POLICY: the setting dropped after
+# bot.cli sets it and before torch (and its OpenMP runtime, which reads it) loads.
+SPINNING_KB = (
+    "import os, sys, bot.cli; os.environ.pop('OMP_WAIT_POLICY', None); "
+    "sys.argv[0] = 'kb'; bot.cli.main()"
+)
 T0 = datetime(2026, 11, 30, 9, 0, tzinfo=UTC)
 
 
@@ -65,6 +78,7 @@ class BenchConfig:
     page_size: int
     output: Path | None
     command: str
+    throughput_pages: int | None = None  # set: compare pages/s instead of memory
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +90,12 @@ class SyncRun:
     peak_during_sync_mb: float  # the sync itself: listing, queueing, embedding, writing
     documents: int
     report: dict[str, Any]
+    spinning: bool = False
+
+    @property
+    def pages_per_second(self) -> float:
+        """Over the run itself (the model loaded, listing to last write: its report)."""
+        return self.pages / float(self.report["seconds"])
 
     @property
     def sync_growth_mb(self) -> float:
@@ -118,12 +138,17 @@ def parse_args(argv: Sequence[str]) -> BenchConfig:
     parser.add_argument("--page-size", type=int, default=100, help="Confluence search page")
     parser.add_argument("--output", type=Path, help=f"results file (default {RESULTS_FILE})")
     parser.add_argument("--no-output", action="store_true", help="print only")
+    parser.add_argument(
+        "--throughput", type=int, metavar="PAGES", help="pages/s, OpenMP spinning vs sleeping"
+    )
     args = parser.parse_args(argv)
+    default_output = THROUGHPUT_FILE if args.throughput else RESULTS_FILE
     return BenchConfig(
         sizes=tuple(args.sizes),
         page_size=args.page_size,
-        output=None if args.no_output else (args.output or RESULTS_FILE),
+        output=None if args.no_output else (args.output or default_output),
         command=" ".join(["python", *sys.argv]),
+        throughput_pages=args.throughput,
     )
 
 
@@ -169,16 +194,23 @@ async def state(dsn: str) -> tuple[bool, int]:
 
 
 async def sync(
-    pages: int, *, admin_dsn: str, folder: Path, config: BenchConfig, progress: Progress
+    pages: int,
+    *,
+    admin_dsn: str,
+    folder: Path,
+    config: BenchConfig,
+    progress: Progress,
+    spinning: bool = False,
 ) -> SyncRun:
     """One first sync of `pages` pages by a `kb index` child process; its peak RSS."""
+    label = f"{pages}-spinning" if spinning else str(pages)
     fake = fake_space(pages)
     server = TestServer(fake.app())
     await server.start_server()
     fake.server = server
     try:
-        dsn = await new_database(admin_dsn, f"pages_{pages}")
-        run_dir = folder / f"run-{pages}"
+        dsn = await new_database(admin_dsn, f"pages_{label.replace('-', '_')}")
+        run_dir = folder / f"run-{label}"
         run_dir.mkdir()
         (run_dir / "sources.toml").write_text(sources_toml(fake, config.page_size))
         env = {
@@ -190,11 +222,12 @@ async def sync(
             "WIKI_USER": "bot@acme.test",
             "WIKI_TOKEN": "api-token",
         }
-        task = progress.add_task(f"{pages:,} pages", total=pages)
+        task = progress.add_task(f"{pages:,} pages{' spin' if spinning else ''}", total=pages)
+        kb = ["-c", SPINNING_KB] if spinning else ["-m", "bot"]
         started = time.perf_counter()
         with (run_dir / "out.json").open("wb") as out, (run_dir / "err.log").open("wb") as err:
             child = subprocess.Popen(
-                [sys.executable, "-m", "bot", "index", "--source", "ops", "--json"],
+                [sys.executable, *kb, "index", "--source", "ops", "--json"],
                 env=env, cwd=REPO_ROOT, stdout=out, stderr=err,
             )  # fmt: skip
             meter = SyncMeter(child.pid)
@@ -227,6 +260,7 @@ async def sync(
             peak_during_sync_mb=meter.peak_since_kb / 1024,
             documents=documents,
             report=report,
+            spinning=spinning,
         )
     finally:
         await server.close()
@@ -277,6 +311,44 @@ def report(config: BenchConfig, runs: Sequence[SyncRun], seconds: float) -> str:
     return "\n".join(lines) + "\n"
 
 
+def throughput_report(config: BenchConfig, runs: Sequence[SyncRun], seconds: float) -> str:
+    spinning, sleeping = runs
+    load = os.getloadavg()
+    lines = [
+        "# Throughput of a first sync: torch's OpenMP threads spinning or sleeping",
+        "",
+        "The same first sync of the fake Confluence space (one short paragraph per page, "
+        f"{config.page_size} pages per search answer) by a real `kb index` process twice, "
+        "in one run: with libgomp's default wait policy (threads spin at each barrier: "
+        "what `kb` did before) and with `OMP_WAIT_POLICY=PASSIVE` (they sleep: what `kb` "
+        "sets now, bot/cli.py). Seconds are the run's own (its report: the model loaded, "
+        "from the listing to the last write); the process's whole time adds the start-up.",
+        "",
+        "| torch's OpenMP threads | pages | documents written | run seconds | pages/s "
+        "| whole process seconds |",
+        "|---|---|---|---|---|---|",
+    ]
+    for run in runs:
+        lines.append(
+            f"| {'spinning (before)' if run.spinning else 'sleeping (now)'} | {run.pages:,} "
+            f"| {run.documents:,} | {float(run.report['seconds']):.1f} "
+            f"| {run.pages_per_second:.1f} | {run.seconds:.0f} |"
+        )
+    lines += [
+        "",
+        f"Sleeping against spinning: {sleeping.pages_per_second / spinning.pages_per_second:.2f}x "
+        "the pages per second.",
+        "",
+        f"Machine: {os.cpu_count()} CPUs (shared with other processes), Python "
+        f"{platform.python_version()}, load average {load[0]:.2f} / {load[1]:.2f} / "
+        f"{load[2]:.2f} at the end; the run took {seconds / 60:.1f} min. Run "
+        f"{datetime.now(UTC):%Y-%m-%d %H:%M} UTC.",
+        "",
+        f"Command: `{config.command}`",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 def write_section(path: Path, section: str) -> None:
     """Replace this script's section of the results file (or add it at the end)."""
     text = path.read_text() if path.exists() else ""
@@ -295,13 +367,24 @@ async def main(config: BenchConfig) -> str:
                 TextColumn("{task.description:<16}"), BarColumn(), MofNCompleteColumn(),
                 TimeElapsedColumn(), refresh_per_second=1,
             ) as progress:  # fmt: skip
-                for pages in config.sizes:
-                    run = await sync(
-                        pages, admin_dsn=server.dsn, folder=folder, config=config, progress=progress
-                    )
-                    runs.append(run)
+                if config.throughput_pages:
+                    for spinning in (True, False):
+                        run = await sync(
+                            config.throughput_pages, admin_dsn=server.dsn, folder=folder,
+                            config=config, progress=progress, spinning=spinning,
+                        )  # fmt: skip
+                        runs.append(run)
+                else:
+                    for pages in config.sizes:
+                        run = await sync(
+                            pages, admin_dsn=server.dsn, folder=folder, config=config,
+                            progress=progress,
+                        )  # fmt: skip
+                        runs.append(run)
         finally:
             server.stop()
+    if config.throughput_pages:
+        return throughput_report(config, runs, time.perf_counter() - started)
     return report(config, runs, time.perf_counter() - started)
 
 
@@ -309,6 +392,9 @@ if __name__ == "__main__":
     settings = parse_args(sys.argv[1:])
     text = asyncio.run(main(settings))
     print(text)
-    if settings.output is not None:
+    if settings.output is not None and settings.throughput_pages:
+        settings.output.write_text(text)
+        print(f"written to {settings.output}")
+    elif settings.output is not None:
         write_section(settings.output, text)
         print(f"written to {settings.output}")

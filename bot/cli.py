@@ -22,6 +22,11 @@ import click
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
+# torch's OpenMP threads sleep at a barrier instead of spinning: on a machine whose cores
+# are shared (Postgres, the event loop, other processes) spinning threads take the cores
+# the others need: a first sync of 2,000 tiny pages ran 1.91x faster sleeping on a busy
+# 2-core machine, and no slower when the gain vanished (bench/results/first_sync_throughput.md).
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")

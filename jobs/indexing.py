@@ -15,9 +15,10 @@ change feed's cursor is saved only after a complete run (jobs/connectors/base.py
 Where the changed documents are embedded depends on the caller. A reindex run
 (jobs/reindex.py) passes a `QueuedRun`: they are queued for `kb jobs --worker` processes
 and the pass waits for them (jobs/queued_writes.py), embedding them itself when no worker
-is alive. Without one (library callers, benchmarks, dry runs) they are embedded here, in
-batches. Both ways reuse stored vectors by chunk hash (jobs/chunk_vectors.py) and swap
-each document's chunks in one transaction, and the report counts the same.
+is alive, from the first queued group on, while the listing still runs. Without one
+(library callers, benchmarks, dry runs) they are embedded here, in batches. Both ways
+reuse stored vectors by chunk hash (jobs/chunk_vectors.py) and swap each document's chunks
+in one transaction, and the report counts the same.
 """
 
 from __future__ import annotations
@@ -115,6 +116,8 @@ class _Writes(Protocol):
 
     async def finish(self, progress: Callable[[int], None] | None) -> None: ...
 
+    async def abandon(self) -> None: ...
+
 
 @dataclass(frozen=True, slots=True)
 class IndexOptions:
@@ -167,16 +170,21 @@ class Indexer:
         listing = _Listing()
         target: _Target | None = None
         settled = 0  # items done without going through `writes`
-        async for item in source.documents():
-            if target is None:  # the source row is made once the source answers
-                target = await self._target(source, report, options, queue)
-            listing.note(item)
-            if not await self._process(
-                item, target.stored, target.writes, report, target.source_id, options
-            ):
-                settled += 1
-            if progress:
-                progress(settled + target.writes.written, listing.count)
+        try:
+            async for item in source.documents():
+                if target is None:  # the source row is made once the source answers
+                    target = await self._target(source, report, options, queue)
+                listing.note(item)
+                if not await self._process(
+                    item, target.stored, target.writes, report, target.source_id, options
+                ):
+                    settled += 1
+                if progress:
+                    progress(settled + target.writes.written, listing.count)
+        except BaseException:
+            if target is not None:
+                await target.writes.abandon()
+            raise
         if target is None:
             target = await self._target(source, report, options, queue)
         await target.writes.finish(
@@ -371,6 +379,9 @@ class _Batch:
         if progress:
             progress(self.written)
 
+    async def abandon(self) -> None:
+        """The listing failed: documents not yet embedded are dropped, as before."""
+
     async def flush(self) -> None:
         if not self.pending:
             return
@@ -410,6 +421,9 @@ class _Queued:
             for c, h in zip(pending.chunks, pending.hashes, strict=True)
         )
         await self._writes.add(QueuedDocument(pending.document, chunks))
+
+    async def abandon(self) -> None:
+        await self._writes.abandon()
 
     async def finish(self, progress: Callable[[int], None] | None) -> None:
         def written(done: int) -> None:

@@ -4,6 +4,10 @@ A reindex run (jobs/reindex.py, holding the one-reindex-at-a-time lock) lists an
 converts its source and diffs it against the store as always (jobs/indexing.py); each
 document that must be re-embedded is then queued here, cut into chunks, in groups, so
 `kb jobs --worker` processes can start on the first group while the rest is queued.
+While the listing still runs, the run takes queued groups itself whenever no worker is
+alive (a background task started with the first group), so with no worker documents are
+embedded and written while the source is still being listed (the listing's network calls
+and the model overlap), as on the in-process path, rather than all after it.
 `finish` waits for the queue to drain. While any worker embedding with the run's model
 is alive (store/index_workers.py) the run only watches; when none is, it takes the work
 itself through the same QueueConsumer the workers use, so one process with no worker
@@ -19,6 +23,7 @@ the totals across workers whoever did the work, each document counted once.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -74,6 +79,9 @@ class QueuedWrites:
         self._consumer = consumer
         self._buffer: list[QueuedDocument] = []
         self.queued = 0
+        # Takes queued groups while the listing runs, when no worker is alive.
+        self._taking: asyncio.Task[None] | None = None
+        self._listing_done = asyncio.Event()
 
     async def add(self, document: QueuedDocument) -> None:
         self._buffer.append(document)
@@ -85,6 +93,7 @@ class QueuedWrites:
     ) -> tuple[QueuedTotals, list[dict[str, str]]]:
         """Wait until every queued document is done (embedding them here if no worker
         is alive); the summed counts and the documents given up as failed."""
+        await self._stop_taking()
         await self._flush()
         if self.queued:
             await self._drain(progress)
@@ -109,6 +118,32 @@ class QueuedWrites:
             run_id=self._run_id, source_id=self._source_id, model=self._model, documents=group
         )
         self.queued += len(group)
+        if self._taking is None:
+            self._taking = asyncio.create_task(self._take_while_listing())
+
+    async def abandon(self) -> None:
+        """The listing failed: stop taking work here (what was written stays written)."""
+        if self._taking is not None:
+            self._taking.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await self._taking
+
+    async def _stop_taking(self) -> None:
+        """The listing is over: let the batch in hand finish; its errors surface here."""
+        self._listing_done.set()
+        if self._taking is not None:
+            await self._taking
+
+    async def _take_while_listing(self) -> None:
+        while not self._listing_done.is_set():
+            if not await self._distribution.workers.alive(
+                self._model
+            ) and await self._consumer.take(run_id=self._run_id):
+                continue
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(
+                    self._listing_done.wait(), timeout=self._distribution.poll_seconds
+                )
 
     async def _drain(self, progress: Callable[[int], None] | None) -> None:
         waiting_on: tuple[str, ...] | None = None

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import asyncpg
 
 from jobs.config import DirectorySettings, DirectorySourceConfig
-from jobs.indexing import Indexer
+from jobs.documents import SourceDocument, SourceItem
+from jobs.indexing import Indexer, IndexOptions, QueuedRun
 from jobs.queue_consumer import ConsumerOptions
 from jobs.queued_writes import Distribution
 from jobs.reindex import ReindexJob
@@ -132,3 +134,56 @@ async def test_a_dry_run_queues_nothing(
     report = (await job(pool, embedder, tmp_path).run([SOURCE], dry_run=True)).reports[0]
     assert report.documents_added == DOCS
     assert await pool.fetchval("SELECT count(*) FROM index_queue") == 0
+
+
+class ListingThatWaitsForWrites:
+    """A source that lists two groups, then waits (bounded) for written documents before
+    listing the rest: what a long listing sees when writes start while it runs."""
+
+    name = "slow-listing"
+
+    def __init__(self, pool: asyncpg.Pool, first: int, rest: int) -> None:
+        self._pool = pool
+        self._first = first
+        self._rest = rest
+        self.written_while_listing = 0
+
+    def _document(self, n: int) -> SourceDocument:
+        return SourceDocument(
+            uri=f"page-{n}", title=f"Page {n}", url=f"https://wiki.test/{n}",
+            text=f"Team {n} books room {n} through the facilities desk.",
+        )  # fmt: skip
+
+    async def documents(self) -> AsyncIterator[SourceItem]:
+        for n in range(self._first):
+            yield self._document(n)
+        deadline = asyncio.get_running_loop().time() + 20
+        while asyncio.get_running_loop().time() < deadline:
+            self.written_while_listing = await self._pool.fetchval("SELECT count(*) FROM documents")
+            if self.written_while_listing:
+                break
+            await asyncio.sleep(0.05)
+        for n in range(self._first, self._first + self._rest):
+            yield self._document(n)
+
+
+async def test_with_no_worker_alive_documents_are_written_while_the_listing_still_runs(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder
+) -> None:
+    documents = DocumentRepository(pool)
+    indexer = Indexer(repository=documents, embedder=embedder, embed_batch_size=16)
+    distribution = Distribution(
+        queue=IndexQueue(pool), workers=WorkerRegistry(pool), poll_seconds=0.05
+    )
+    source = ListingThatWaitsForWrites(pool, first=64, rest=8)
+    run_id = await IndexRunRepository(pool).start(source=source.name)
+    report = await indexer.run(
+        source,
+        options=IndexOptions(kind="confluence"),
+        queue=QueuedRun(distribution, run_id, "coordinator"),
+    )
+    # The run took the first queued groups itself before the listing ended...
+    assert source.written_while_listing > 0
+    # ...and still wrote every document once, in the queue's counts.
+    assert (report.documents_added, report.chunks_embedded) == (72, 72)
+    assert await done_by(pool) == {"coordinator": 72}
