@@ -39,13 +39,17 @@ class SentenceVectorRepository:
         }
 
     async def put(self, *, model: str, vectors: Mapping[str, np.ndarray]) -> None:
-        """Store vectors by hash; a hash already stored for `model` keeps its vector."""
+        """Store vectors by hash; a hash already stored for `model` keeps its vector.
+
+        One transaction, rows in hash order: concurrent puts of overlapping sentences (the
+        passages of one question, scored at the same time) then take their row locks in
+        the same order, so they wait for each other instead of deadlocking."""
         if not vectors:
             return
         await self._pool.executemany(
             "INSERT INTO sentence_vectors (model, text_hash, embedding) VALUES ($1, $2, $3)"
             " ON CONFLICT (model, text_hash) DO NOTHING",
-            [(model, key, np.asarray(v, dtype=np.float32)) for key, v in vectors.items()],
+            [(model, key, np.asarray(vectors[key], dtype=np.float32)) for key in sorted(vectors)],
         )
 
     async def count(self, *, model: str) -> int:

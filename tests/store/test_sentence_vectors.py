@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import asyncpg
 import numpy as np
 
@@ -23,3 +25,22 @@ async def test_vectors_come_back_for_their_model_only_and_a_second_put_keeps_the
     assert await repo.get(model="m3", hashes=[key]) == {}
     assert await repo.forget_model(keep="m1") == 1
     assert await repo.count(model="m2") == 0 and await repo.count(model="m1") == 1
+
+
+async def test_concurrent_puts_of_the_same_sentences_in_other_orders_never_deadlock(
+    pool: asyncpg.Pool,
+) -> None:
+    """Passages of one question are scored at the same time, and their sentences often
+    overlap; embedded together (shared model calls), their vectors are stored at the same
+    moment. Each put is one transaction, so two puts taking the same keys in opposite
+    orders deadlocked (seen in CI). Keys are inserted in one order now."""
+    repo = SentenceVectorRepository(pool)
+    vector = np.array([1.0, 0.0, 0.0], dtype=np.float32)
+    for round_ in range(15):
+        keys = [text_hash(f"round {round_} sentence {n}") for n in range(300)]
+        forward = {key: vector for key in keys}
+        backward = {key: vector for key in reversed(keys)}
+        await asyncio.gather(
+            repo.put(model="m", vectors=forward), repo.put(model="m", vectors=backward)
+        )
+    assert await repo.count(model="m") == 15 * 300
