@@ -34,7 +34,9 @@ from store.embedding import SentenceTransformerEmbedder
 from store.keyword_search import KeywordSearch
 from store.runs import RunRepository
 from store.sentence_vectors import SentenceVectorRepository
+from store.text_analysis import TextAnalyzer
 from store.vector_search import VectorSearch
+from tests.agent.test_hops import MemoryVectors
 from tests.conftest import with_database
 
 HANDBOOK_MINI = Path(__file__).resolve().parents[1] / "fixtures" / "handbook-mini"
@@ -236,3 +238,19 @@ async def made_up_to_change(
     """The made-up corpus in a database of the test's own, for a test that writes to it."""
     async for result in made_up_corpus(pg_server, embedder):
         yield result
+
+
+# The question analyzer and an evidence scorer over in-memory sentence vectors, for the
+# tests of how questions are read and quotes scored.
+@pytest.fixture(scope="module")
+def analyzer() -> QuestionAnalyzer:
+    return QuestionAnalyzer(TextAnalyzer())
+
+
+@pytest.fixture
+def scorer(embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer) -> EvidenceScorer:
+    return EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+    )

@@ -4,29 +4,9 @@ the near misses show the noun still counts where nothing else says what is asked
 
 from __future__ import annotations
 
-import pytest
-
 from agent.language.questions import QuestionAnalyzer
 from agent.reasoners.evidence import EvidenceScorer
-from agent.sentence_vectors import SentenceVectors
-from agent.sentences import SentenceSplitter
-from store.embedding import SentenceTransformerEmbedder
-from store.text_analysis import TextAnalyzer
-from tests.agent.test_hops import MemoryVectors, passage
-
-
-@pytest.fixture(scope="module")
-def analyzer() -> QuestionAnalyzer:
-    return QuestionAnalyzer(TextAnalyzer())
-
-
-@pytest.fixture
-def scorer(embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer) -> EvidenceScorer:
-    return EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-    )
+from tests.agent.test_hops import passage
 
 
 def test_the_head_noun_of_a_which_phrase_is_read_as_the_answers_kind(

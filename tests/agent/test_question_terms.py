@@ -23,11 +23,6 @@ from store.text_analysis import TextAnalyzer
 from tests.agent.test_hops import MemoryVectors, passage
 
 
-@pytest.fixture(scope="module")
-def analyzer() -> QuestionAnalyzer:
-    return QuestionAnalyzer(TextAnalyzer())
-
-
 def test_a_possessive_leaves_no_lone_letter_among_the_terms_or_names(
     analyzer: QuestionAnalyzer,
 ) -> None:

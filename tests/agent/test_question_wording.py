@@ -9,30 +9,13 @@ still count.
 
 from __future__ import annotations
 
-import pytest
-
 from agent.language.questions import QuestionAnalyzer
 from agent.language.spans import find_span
 from agent.reasoners.evidence import EvidenceScorer
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
 from store.embedding import SentenceTransformerEmbedder
-from store.text_analysis import TextAnalyzer
 from tests.agent.test_hops import MemoryVectors, passage
-
-
-@pytest.fixture(scope="module")
-def analyzer() -> QuestionAnalyzer:
-    return QuestionAnalyzer(TextAnalyzer())
-
-
-@pytest.fixture
-def scorer(embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer) -> EvidenceScorer:
-    return EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-    )
 
 
 def test_the_adjective_of_how_big_asks_for_a_measure_and_is_no_topic(
