@@ -140,17 +140,26 @@ async def built(dsn: str, embedder: SentenceTransformerEmbedder) -> AsyncIterato
         await pool.close()
 
 
+async def built_from(
+    server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder, source: Source, collection: str
+) -> AsyncIterator[Built]:
+    """`source` indexed into a new database, served as a `Built`, and the database dropped after:
+    the body of every module fixture that wants its own small corpus."""
+    dsn, name = await indexed_database(server, embedder, source, collection)
+    try:
+        async for result in built(dsn, embedder):
+            yield result
+    finally:
+        await drop(server, name)
+
+
 @pytest.fixture(scope="session")
 async def handbook(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
     """Five handbook pages, indexed once for the session's agent tests."""
-    dsn, name = await indexed_database(pg_server, embedder, handbook_mini(), "handbook")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, handbook_mini(), "handbook"):
+        yield result
 
 
 async def all_quotes_stored(pool: asyncpg.Pool, answer: Answer) -> bool:
@@ -215,12 +224,8 @@ async def made_up_corpus(
     server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
     """DOCUMENTS indexed (as the source "notes", collection "notes") in a new database."""
-    dsn, name = await indexed_database(server, embedder, StaticSource("notes", DOCUMENTS), "notes")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(server, name)
+    async for result in built_from(server, embedder, StaticSource("notes", DOCUMENTS), "notes"):
+        yield result
 
 
 @pytest.fixture(scope="module")

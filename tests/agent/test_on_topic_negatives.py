@@ -14,7 +14,7 @@ from agent.language.spans import find_span
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built, drop, indexed_database
+from tests.agent.conftest import Built, built_from
 
 NEWS = [
     SourceDocument(
@@ -45,12 +45,8 @@ NEWS = [
 async def news(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(pg_server, embedder, StaticSource("news", NEWS), "news")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("news", NEWS), "news"):
+        yield result
 
 
 async def test_a_place_after_in_is_not_who_won(news: Built) -> None:

@@ -14,7 +14,7 @@ from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
-from tests.agent.conftest import Built, built, drop, indexed_database
+from tests.agent.conftest import Built, built_from
 
 PAGES = [
     SourceDocument(
@@ -38,12 +38,8 @@ PAGES = [
 async def pages(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(pg_server, embedder, StaticSource("sc", PAGES), "sc")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("sc", PAGES), "sc"):
+        yield result
 
 
 def test_a_thin_question_about_a_scene_keeps_the_scene_unless_it_points_back() -> None:

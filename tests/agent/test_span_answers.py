@@ -12,7 +12,7 @@ import pytest
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, all_quotes_stored, built, drop, indexed_database
+from tests.agent.conftest import Built, all_quotes_stored, built_from
 
 PAGES = [
     SourceDocument(
@@ -87,12 +87,8 @@ PAGES = [
 async def pages(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(pg_server, embedder, StaticSource("hb", PAGES), "hb")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("hb", PAGES), "hb"):
+        yield result
 
 
 async def test_a_number_found_in_the_quote_leads_the_answer_despite_a_typo(
