@@ -8,6 +8,7 @@ each sentence is embedded once per model, whichever process reads it first.
 
 from __future__ import annotations
 
+import logging
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Protocol
@@ -16,6 +17,8 @@ import numpy as np
 
 from store.embedding import QUERY_BATCH, Embedder
 from store.sentence_vectors import text_hash
+
+log = logging.getLogger(__name__)
 
 
 class VectorStore(Protocol):
@@ -56,10 +59,24 @@ class SentenceVectors:
             self.embedded += len(computed)
             found.update(computed)
             if self._store is not None:
-                await self._store.put(model=model, vectors=computed)
+                await self._keep(model, computed)
         for key in found:
             self._remember(key, found[key])
         return np.stack([found[k] for k in keys])
+
+    async def _keep(self, model: str, computed: Mapping[str, np.ndarray]) -> None:
+        """Store fresh vectors; the store is a cache, so a write that fails (a deadlock, a
+        full disk, a statement timeout) costs the next reader an embedding, not this
+        answer: it is logged and the vectors are used all the same."""
+        assert self._store is not None
+        try:
+            await self._store.put(model=model, vectors=computed)
+        except Exception as error:  # noqa: BLE001 - any store failure; see the docstring
+            log.warning(
+                "could not store %d sentence vectors (%s); they will be embedded again",
+                len(computed),
+                type(error).__name__,
+            )
 
     async def _embed(self, texts: list[str]) -> np.ndarray:
         # In query-sized slices: the embedder runs those on one thread, which stays fast
