@@ -140,7 +140,7 @@ def outcome_json(outcome: ReindexOutcome) -> Any:
 async def index_command(
     settings: Settings, configs: Sequence[SourceConfig], base_dir: Path, *, dry_run: bool
 ) -> ReindexOutcome:
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, answers_questions=False) as runtime:
         return await reindex(runtime, configs, base_dir=base_dir, dry_run=dry_run)
 
 
@@ -260,7 +260,7 @@ async def worker_command(settings: Settings, *, concurrency: int) -> None:
     from jobs.queue_consumer import BatchOutcome
     from jobs.worker import WorkerTotals
 
-    async with open_runtime(settings) as runtime:
+    async with open_runtime(settings, answers_questions=False) as runtime:
         model = await runtime.embedder.load()
 
         def batch_done(outcome: BatchOutcome, totals: WorkerTotals) -> None:

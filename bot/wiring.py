@@ -520,8 +520,13 @@ def compose_slack(
 
 
 @asynccontextmanager
-async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
-    """Start or connect to the database and hand out the wired services; clean up after."""
+async def open_runtime(
+    settings: Settings, *, answers_questions: bool = True
+) -> AsyncIterator[Runtime]:
+    """Start or connect to the database and hand out the wired services; clean up after.
+
+    `answers_questions=False` (`kb index`, `kb jobs --worker`: documents only) leaves out
+    the ONNX query graph, whose first export takes seconds and which only questions use."""
     embedded: EmbeddedPostgres | None = None
     if settings.database_url is not None:
         dsn = settings.database_url.get_secret_value()
@@ -534,7 +539,7 @@ async def open_runtime(settings: Settings) -> AsyncIterator[Runtime]:
         model=settings.embedding_model,
         torch_threads=settings.torch_threads,
         worker_niceness=settings.embed_niceness,
-        query_graph_dir=settings.query_graph_dir,
+        query_graph_dir=settings.query_graph_dir if answers_questions else None,
     )
     extra: list[SentenceTransformerEmbedder] = []
     try:

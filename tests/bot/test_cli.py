@@ -29,8 +29,18 @@ async def test_index_then_ask_over_database_url_prints_verified_quotes(
     database_url: str, tmp_path: Path
 ) -> None:
     env = {"DATABASE_URL": database_url, "KB_HOME": str(tmp_path / "home")}
-    indexed = kb("index", str(FIXTURES / "kb"), "--name", "fixture", "--json", env=env)
+    # Indexing embeds documents only: it never exports the question graph (seconds).
+    graphs = tmp_path / "graphs"
+    indexed = kb(
+        "index",
+        str(FIXTURES / "kb"),
+        "--name",
+        "fixture",
+        "--json",
+        env={**env, "KB_QUERY_GRAPH_DIR": str(graphs)},
+    )
     assert indexed.returncode == 0, indexed.stderr
+    assert not graphs.exists() or not any(graphs.iterdir())
     record = json.loads(indexed.stdout)
     assert record["documents_added"] == 3 and record["documents_failed"] == 0
 
