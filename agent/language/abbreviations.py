@@ -34,3 +34,50 @@ def defined_abbreviations(text: str) -> dict[str, str]:
         if initials == letters:
             found.setdefault(abbreviation, " ".join(named[-len(letters) :]))
     return found
+
+
+_WRITTEN_INITIALISM = re.compile(r"\b([A-Z]{3,6})s?\b")
+
+
+def implied_abbreviations(asked: str, text: str) -> dict[str, str]:
+    """`{initialism: full name}` for each initialism `asked` writes ("PTO") that `text`
+    neither writes nor defines, but whose letters begin consecutive words it repeats
+    ("paid time off", function words skipped as in a definition).
+
+    People ask in the initialisms they use every day; a page written for everyone spells
+    the name out. Three letters at least (two-letter initials begin too many word pairs),
+    and the name must stand twice in `text` (its title counts): a thing a page is about
+    is named more than once, a chance run of initials ("please turn off") rarely is.
+    """
+    plain = link_text(text)
+    words = _NAME_WORD.findall(plain)
+    found: dict[str, str] = {}
+    for short in dict.fromkeys(_WRITTEN_INITIALISM.findall(asked)):
+        if re.search(rf"\b{short}\b", plain):
+            continue  # written out as is: nothing to imply
+        seen: dict[str, int] = {}
+        for start in range(len(words)):
+            name = _initials_run(words, start, short)
+            if name is not None:
+                seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
+        repeated = [name for name, count in seen.items() if count >= 2]
+        if repeated:
+            found[short] = repeated[0]
+    return found
+
+
+def _initials_run(words: list[str], start: int, letters: str) -> str | None:
+    """The words from `start` whose initials spell `letters` (skipped words allowed
+    between, never first or last), or None."""
+    taken: list[str] = []
+    index = start
+    while index < len(words) and len(taken) < len(letters):
+        word = words[index]
+        if word.casefold() in _SKIPPED and taken:
+            index += 1
+            continue
+        if word[0].upper() != letters[len(taken)]:
+            return None
+        taken.append(word)
+        index += 1
+    return " ".join(taken) if len(taken) == len(letters) else None

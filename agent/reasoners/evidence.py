@@ -29,7 +29,7 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from agent.answer import Support
-from agent.language.abbreviations import defined_abbreviations
+from agent.language.abbreviations import defined_abbreviations, implied_abbreviations
 from agent.language.kind_nouns import carries_kind
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
@@ -297,6 +297,13 @@ class EvidenceScorer:
     ) -> list[_Lexical]:
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
         aliases = _remembered(self._aliases, passage.text, self._aliases_of)
+        # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py).
+        aliases += tuple(
+            (self.stems(name), self.stems(short))
+            for short, name in implied_abbreviations(
+                question.text, f"{passage.title}\n{passage.text}"
+            ).items()
+        )
         found = []
         for unit in quotable_units(self._splitter, passage.text):
             chunk = _chunk_of(passage, unit)

@@ -1,11 +1,21 @@
-"""Abbreviations a text defines: only "Full Name (FN)" with the initials matching."""
+"""Abbreviations a text defines ("Full Name (FN)", the initials matching), and those a
+question writes that a page only spells out ("PTO" for "paid time off")."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.language.abbreviations import defined_abbreviations
+from agent.language.abbreviations import defined_abbreviations, implied_abbreviations
+from agent.language.questions import QuestionAnalyzer
+from agent.reasoners.evidence import EvidenceScorer
+from tests.agent.test_hops import passage
+
+PTO_PAGE = (
+    "Paid time off\n\nFull-time employees accrue 21 days of paid time off a year. "
+    "Request paid time off in Workday."
+)
 
 
 def test_a_definition_inside_a_link_and_several_in_one_sentence_are_found() -> None:
@@ -28,3 +38,40 @@ def test_a_parenthesis_whose_letters_are_not_the_initials_defines_nothing() -> N
 def test_every_abbreviation_found_is_the_initials_of_its_name(text: str) -> None:
     for short, name in defined_abbreviations(text).items():
         assert [w[0].upper() for w in name.split()] == [c for c in short if c.isalpha()]
+
+
+def test_an_initialism_the_page_spells_out_twice_is_implied() -> None:
+    assert implied_abbreviations("How many PTO days do I get?", PTO_PAGE) == {
+        "PTO": "paid time off"
+    }
+    # Written as is, or spelled out once only, or two letters: nothing is implied.
+    assert implied_abbreviations("PTO?", PTO_PAGE + " PTO is paid.") == {}
+    assert implied_abbreviations("PTO?", "Please turn off the lights.") == {}
+    assert implied_abbreviations("Does HR know?", "Human resources. Human resources.") == {}
+
+
+@given(
+    st.lists(st.sampled_from(["PTO", "Paid", "paid", "time", "off", "of", "Oak", "."])).map(
+        " ".join
+    )
+)
+def test_every_implied_name_begins_with_the_initialisms_letters(text: str) -> None:
+    for short, name in implied_abbreviations("PTO or PTOs?", text).items():
+        named = [w for w in name.split() if w not in {"of"}]
+        assert "".join(w[0].upper() for w in named) == short
+
+
+@pytest.mark.parametrize(
+    ("question", "answers"),
+    [
+        ("How many PTO days do full-time employees get a year?", True),
+        # A near miss: contractors are named nowhere; the initialism does not cover that.
+        ("How many PTO days do contractors get a year?", False),
+    ],
+)
+async def test_a_page_spelling_out_the_initialism_answers_the_question_using_it(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer, question: str, answers: bool
+) -> None:
+    scored = await scorer.score(analyzer.analyse(question), [passage(1, "Paid time off", PTO_PAGE)])
+    best = max(s.coverage for s in scored)
+    assert (best == 1.0) is answers, [(s.unit.text, s.coverage) for s in scored]
