@@ -289,6 +289,7 @@ class ExtractiveReasoner:
         any_named = any(
             _names_title(named, e.title) for e in found if e.document_id != best.document_id
         )
+        questions = [q.text for q in state.sub_questions]
         for candidate in rest:
             if len(chosen) >= o.claims_per_question:
                 break
@@ -304,7 +305,7 @@ class ExtractiveReasoner:
             own_page = new_document and _names_title(f"{named} {quoted}", candidate.title)
             # Another source saying otherwise is shown, never silently left out.
             disagrees = new_document and bool(
-                find_conflicts([*chosen, candidate], stems=self._stems)
+                find_conflicts([*chosen, candidate], stems=self._stems, questions=questions)
             )
             # A close runner-up from an unnamed page only when no named page is at hand.
             close = close and (not new_document or not any_named)

@@ -1,0 +1,91 @@
+"""Sources that disagree on a name (agent/conflicts.py), on a real index: two pages naming
+different people for the same role are a conflict shown with both; two pages naming two
+people for two different roles are two facts."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from jobs.documents import SourceDocument, StaticSource
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built, drop, indexed_database
+
+
+def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
+    return SourceDocument(
+        uri=uri,
+        title=title,
+        url=f"https://kb.test/{uri.removesuffix('.md')}",
+        text=f"# {title}\n\n{text}",
+        updated_at=datetime(year, 3, 1, tzinfo=UTC),
+    )
+
+
+NAMES = [
+    # One role, two people: the page was rewritten and the old one kept.
+    _page(
+        "travel-approvals-2023.md",
+        "Travel approvals (2023)",
+        "Travel requests for the Boston office are approved by Dana Reyes.",
+        2023,
+    ),
+    _page(
+        "travel-approvals-2025.md",
+        "Travel approvals (2025)",
+        "Travel requests for the Boston office are approved by Sam Ortiz.",
+        2025,
+    ),
+    # Two roles, two people: each page says whom it is for.
+    _page(
+        "conference-sales.md",
+        "Conference registrations: sales",
+        "Priya Nair approves conference registrations and hotel bookings"
+        " for the sales team in Denver.",
+        2024,
+    ),
+    _page(
+        "conference-support.md",
+        "Conference registrations: support",
+        "Tom Becker approves conference registrations and hotel bookings"
+        " for the support team in Denver.",
+        2024,
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+async def named(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    source = StaticSource("notes", NAMES)
+    dsn, name = await indexed_database(pg_server, embedder, source, "notes")
+    try:
+        async for result in built(dsn, embedder):
+            yield result
+    finally:
+        await drop(pg_server, name)
+
+
+async def test_two_pages_naming_different_people_for_one_role_are_a_conflict(
+    named: Built,
+) -> None:
+    answer = await named.loop().answer("Who approves travel requests for the Boston office?")
+    (conflict,) = answer.conflicts
+    sides = " ".join(answer.claims[i].quote for i in conflict.claims)
+    assert "Dana Reyes" in sides and "Sam Ortiz" in sides
+    cited = {answer.citation(answer.claims[i].citation).title for i in conflict.claims}
+    assert cited == {"Travel approvals (2023)", "Travel approvals (2025)"}
+    assert answer.citation(conflict.newer or 0).title == "Travel approvals (2025)"
+    assert "2025-03-01" in conflict.detail and "more recent" in conflict.detail
+
+
+async def test_two_pages_naming_two_people_for_two_roles_are_no_conflict(named: Built) -> None:
+    answer = await named.loop().answer("Who approves conference registrations in Denver?")
+    quotes = " ".join(c.quote for c in answer.claims)
+    # Both pages are quoted (so a conflict could have been found), and none is.
+    assert "Priya Nair" in quotes and "Tom Becker" in quotes
+    assert answer.conflicts == ()
