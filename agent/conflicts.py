@@ -4,13 +4,13 @@ Two quotes from different documents, answering the same sub-question and saying 
 the same thing (most of their content words shared), conflict when they give different
 values of the same kind ("3 days per week" against "2 days per week", "$75" against
 "$60", "2023" against "2024"), or when one denies what the other states. For a question
-asking for a name (a person, an organisation, a place, a title), they conflict when each
-names one of that kind the other does not, and the rest of the two sentences, names set
-aside, is nearly the same, one side adding nothing the other lacks: "Dana Reyes approves
-travel." against "Sam Ortiz approves travel." Two people named in sentences about
-different things ("Dana Reyes approves travel for sales.", "Sam Ortiz approves travel for
-support.") are two facts, not a conflict. The answer then
-shows both, with their dates, and says which is more recent.
+asking for a name (a person, an organisation, a place, a title), they conflict when they
+are word for word the same sentence but for one name: "Travel is approved by Dana Reyes."
+against "Travel is approved by Sam Ortiz." Two people named in sentences about different
+things ("Dana Reyes approves travel for sales.", "Sam Ortiz approves travel for
+support.") are two facts, and the two things a comparison asks about ("Which was made
+first, A or B?") are two pages, not a conflict. The answer then shows both, with their
+dates, and says which is more recent.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
 from agent.language.questions import AnswerType, answer_type, is_negated
-from agent.language.spans import spans_of
 from agent.state import Evidence
 from store.text_forms import WORD, fold
 
@@ -33,10 +33,11 @@ _YEAR = re.compile(r"^(?:1\d{3}|20\d{2})$")
 # The answer types a name answers. A list asks for several names, so two pages naming two
 # of them agree; the rest are values compared above.
 _NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "entity"})
-# Two sentences say the same thing of the same subject when, their names set aside, this
-# share of their content words is common to both: a copy with one name changed shares
-# them all, two sentences that merely mention the same topic share far fewer.
+# Two sentences say the same thing of the same subject when, the changed name aside, this
+# share of the longer one's words stands in both in the same order: a page rewritten with
+# one name changed keeps them all, two sentences that merely share a topic far fewer.
 _SAME_STATEMENT = 0.75
+_MAX_NAME_WORDS = 8  # a longer changed stretch is another sentence, not another name
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,52 +74,48 @@ def find_conflicts(
                 continue
             kind = _disagreement(a.quote, b.quote)
             question = questions[a.sub_question] if a.sub_question < len(questions) else ""
-            if not kind and question and _names_differ(a.quote, b.quote, question, stems):
+            if not kind and question and _names_differ(a.quote, b.quote, question):
                 kind = "name"
             if kind:
                 found.append(FoundConflict(a.sub_question, a, b, kind))
     return found
 
 
-def _names_differ(a: str, b: str, question: str, stems: Callable[[str], frozenset[str]]) -> bool:
-    """Whether `a` and `b` say the same thing with a different name of the kind
-    `question` asks for: each names one the other does not, and the rest is shared."""
-    kind = answer_type(question)
-    if kind not in _NAMED:
+def _names_differ(a: str, b: str, question: str) -> bool:
+    """Whether `a` and `b` say the same thing with another name, for a question asking
+    for a name: word for word the same sentence but for one stretch, a name (or a value)
+    on both sides, and not the two things a comparison asks about ("Which was created
+    first, The Agronomist or American Scary?": pages on each share their sentences' shape)."""
+    if answer_type(question) not in _NAMED:
         return False
-    mine, theirs = _names_of(a, kind, question), _names_of(b, kind, question)
-    only_mine = [n for n in mine if not _mentions(b, n)]
-    only_theirs = [n for n in theirs if not _mentions(a, n)]
-    if not only_mine or not only_theirs:
+    words_a, words_b = WORD.findall(a), WORD.findall(b)
+    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not changed:
         return False
-    rest_a, rest_b = stems(_without(a, mine)), stems(_without(b, theirs))
-    # Each side with words of its own ("for the sales team", "for the support team")
-    # says who does what for whom: two facts. One side adding words to the other ("From
-    # 2025, …") still says the same thing.
-    nested = rest_a <= rest_b or rest_b <= rest_a
-    return nested and _jaccard(rest_a, rest_b) >= _SAME_STATEMENT
+    pairs = {(_folded(words_a[i1:i2]), _folded(words_b[j1:j2])) for _, i1, i2, j1, j2 in changed}
+    if len(pairs) != 1:
+        # Two stretches changed ("Dana Reyes … for sales", "Sam Ortiz … for support"):
+        # who does what for whom, two facts. The same change repeated is one.
+        return False
+    _, i1, i2, j1, j2 = changed[0]
+    mine, theirs = words_a[i1:i2], words_b[j1:j2]
+    if not (_named(mine) and _named(theirs)) or max(len(mine), len(theirs)) > _MAX_NAME_WORDS:
+        return False
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
+        return False
+    asked = {fold(w) for w in WORD.findall(question)}
+    return not (_folded(mine) <= asked and _folded(theirs) <= asked)
 
 
-def _names_of(quote: str, kind: AnswerType, question: str) -> list[str]:
-    """The spans of `kind` in `quote` that are names: a capitalised word, no digit (a role
-    in lower case, "your supervisor", is a way of saying whom, not a name to contradict)."""
-    return [
-        span
-        for span in spans_of(quote, kind, question)
-        if not any(c.isdigit() for c in span) and any(w[:1].isupper() for w in WORD.findall(span))
-    ]
+def _named(words: Sequence[str]) -> bool:
+    """A name or a value: a capitalised word or a digit among `words`."""
+    return any(w[:1].isupper() or any(c.isdigit() for c in w) for w in words)
 
 
-def _mentions(text: str, name: str) -> bool:
-    """Whether every word of `name` is a word of `text` (case and accents aside)."""
-    words = {fold(w) for w in WORD.findall(text)}
-    return all(fold(w) in words for w in WORD.findall(name))
-
-
-def _without(text: str, names: Sequence[str]) -> str:
-    for name in sorted(names, key=len, reverse=True):
-        text = text.replace(name, " ")
-    return text
+def _folded(words: Sequence[str]) -> frozenset[str]:
+    return frozenset(fold(w) for w in words)
 
 
 def _disagreement(a: str, b: str) -> str | None:

@@ -12,7 +12,7 @@ question's qualifiers ("monthly", "maximum", "part-time") against the quote's co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 
 from agent.language.questions import AnswerType
 from agent.language.rules import (
@@ -102,11 +102,6 @@ _COMMON = frozenset(
 
 def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
-    return next(spans_of(quote, kind, question), "")
-
-
-def spans_of(quote: str, kind: AnswerType, question: str) -> Iterator[str]:
-    """Every span of `quote` of the type `kind` that `question` does not hold, best first."""
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
     for finder in _FINDERS.get(kind, (_entity,)):
@@ -115,7 +110,8 @@ def spans_of(quote: str, kind: AnswerType, question: str) -> Iterator[str]:
             short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
             refined = all(w.search(span) for w in wanted)
             if span and _new(span, asked) and short and refined:
-                yield span
+                return span
+    return ""
 
 
 # One answer of each kind that a refinement of that kind accepts (agent/language/rules.py

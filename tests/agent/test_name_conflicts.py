@@ -1,14 +1,18 @@
 """Sources that disagree on a name (agent/conflicts.py), on a real index: two pages naming
 different people for the same role are a conflict shown with both; two pages naming two
-people for two different roles are two facts."""
+people for two different roles are two facts; nor are the two things a comparison asks
+about."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from datetime import UTC, datetime
 
 import pytest
 
+from agent.conflicts import FoundConflict, find_conflicts
+from agent.language.questions import QuestionAnalyzer
+from agent.state import Evidence
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
@@ -89,3 +93,43 @@ async def test_two_pages_naming_two_people_for_two_roles_are_no_conflict(named: 
     # Both pages are quoted (so a conflict could have been found), and none is.
     assert "Priya Nair" in quotes and "Tom Becker" in quotes
     assert answer.conflicts == ()
+
+
+def _evidence(document_id: int, quote: str) -> Evidence:
+    return Evidence(
+        sub_question=0,
+        claim=quote,
+        quote=quote,
+        chunk_id=document_id,
+        document_id=document_id,
+        title=f"Page {document_id}",
+        url=None,
+        uri=f"page-{document_id}.md",
+        source="notes",
+        collection="notes",
+        section="",
+        updated_at=None,
+        score=1.0,
+        support="strong",
+    )
+
+
+def test_the_two_things_a_comparison_asks_about_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Which documentary came out first, The Agronomist or American Scary?"
+    agronomist = _evidence(1, "The Agronomist is a 2003 American documentary about radio.")
+
+    def conflicts(other: str) -> list[FoundConflict]:
+        evidence = [agronomist, _evidence(2, other)]
+        return find_conflicts(evidence, stems=_stems(analyzer), questions=[question])
+
+    # Pages on each of the two share their sentences' shape: two facts.
+    assert conflicts("American Scary is a 2003 American documentary about radio.") == []
+    # Another page giving the same sentence of a third film disagrees with the first.
+    (found,) = conflicts("Radio Nights is a 2003 American documentary about radio.")
+    assert found.kind == "name"
+
+
+def _stems(analyzer: QuestionAnalyzer) -> Callable[[str], frozenset[str]]:
+    return lambda text: frozenset(analyzer.stems(text))
