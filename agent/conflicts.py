@@ -74,21 +74,25 @@ def find_conflicts(
                 continue
             kind = _disagreement(a.quote, b.quote)
             question = questions[a.sub_question] if a.sub_question < len(questions) else ""
-            if not kind and question and _names_differ(a.quote, b.quote, question):
+            if not kind and question and _names_differ(a, b, question, stems):
                 kind = "name"
             if kind:
                 found.append(FoundConflict(a.sub_question, a, b, kind))
     return found
 
 
-def _names_differ(a: str, b: str, question: str) -> bool:
+def _names_differ(
+    a: Evidence, b: Evidence, question: str, stems: Callable[[str], frozenset[str]]
+) -> bool:
     """Whether `a` and `b` say the same thing with another name, for a question asking
-    for a name: word for word the same sentence but for one stretch, a name (or a value)
-    on both sides, and not the two things a comparison asks about ("Which was created
-    first, The Agronomist or American Scary?": pages on each share their sentences' shape)."""
+    for a name: word for word the same sentence but for one stretch, saying something on
+    both sides; not when each page names itself there ("Lithocarpus platycarpus is a
+    species of plant …" on its page, "Lithocarpus crassinervius is …" on its own), nor
+    when the two stretches are the two things a comparison asks about ("Which was made
+    first, The Agronomist or American Scary?")."""
     if answer_type(question) not in _NAMED:
         return False
-    words_a, words_b = WORD.findall(a), WORD.findall(b)
+    words_a, words_b = WORD.findall(a.quote), WORD.findall(b.quote)
     matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
     changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if not changed:
@@ -100,18 +104,22 @@ def _names_differ(a: str, b: str, question: str) -> bool:
         return False
     _, i1, i2, j1, j2 = changed[0]
     mine, theirs = words_a[i1:i2], words_b[j1:j2]
-    if not (_named(mine) and _named(theirs)) or max(len(mine), len(theirs)) > _MAX_NAME_WORDS:
+    # Each side says something in the changed stretch: a name, a value or a content word
+    # ("American musician" against "American documentary"), not only a function word.
+    if not (stems(" ".join(mine)) and stems(" ".join(theirs))):
+        return False
+    if max(len(mine), len(theirs)) > _MAX_NAME_WORDS:
         return False
     shared = sum(block.size for block in matcher.get_matching_blocks())
     if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
         return False
-    asked = {fold(w) for w in WORD.findall(question)}
-    return not (_folded(mine) <= asked and _folded(theirs) <= asked)
+    titled = _within(mine, a.title) and _within(theirs, b.title)
+    compared = _within(mine, question) and _within(theirs, question)
+    return not titled and not compared
 
 
-def _named(words: Sequence[str]) -> bool:
-    """A name or a value: a capitalised word or a digit among `words`."""
-    return any(w[:1].isupper() or any(c.isdigit() for c in w) for w in words)
+def _within(words: Sequence[str], text: str) -> bool:
+    return _folded(words) <= _folded(WORD.findall(text))
 
 
 def _folded(words: Sequence[str]) -> frozenset[str]:

@@ -95,14 +95,14 @@ async def test_two_pages_naming_two_people_for_two_roles_are_no_conflict(named: 
     assert answer.conflicts == ()
 
 
-def _evidence(document_id: int, quote: str) -> Evidence:
+def _evidence(document_id: int, quote: str, title: str = "") -> Evidence:
     return Evidence(
         sub_question=0,
         claim=quote,
         quote=quote,
         chunk_id=document_id,
         document_id=document_id,
-        title=f"Page {document_id}",
+        title=title or f"Page {document_id}",
         url=None,
         uri=f"page-{document_id}.md",
         source="notes",
@@ -128,6 +128,22 @@ def test_the_two_things_a_comparison_asks_about_are_no_conflict(
     assert conflicts("American Scary is a 2003 American documentary about radio.") == []
     # Another page giving the same sentence of a third film disagrees with the first.
     (found,) = conflicts("Radio Nights is a 2003 American documentary about radio.")
+    assert found.kind == "name"
+
+
+def test_two_pages_each_naming_itself_in_the_same_sentence_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "What is in both the Lithocarpus and Duranta species?"
+    sentence = "Lithocarpus {} is a species of plant in the Fagaceae family."
+    evidence = [
+        _evidence(1, sentence.format("platycarpus"), "Lithocarpus platycarpus"),
+        _evidence(2, sentence.format("crassinervius"), "Lithocarpus crassinervius"),
+    ]
+    assert find_conflicts(evidence, stems=_stems(analyzer), questions=[question]) == []
+    # The same sentence on a page about something else names another thing: a conflict.
+    evidence[1] = _evidence(2, sentence.format("crassinervius"), "Lithocarpus platycarpus")
+    (found,) = find_conflicts(evidence, stems=_stems(analyzer), questions=[question])
     assert found.kind == "name"
 
 
