@@ -73,6 +73,8 @@ def find_conflicts(
             if _jaccard(stems(a.quote), stems(b.quote)) < overlap:
                 continue
             kind = _disagreement(a.quote, b.quote)
+            if kind in ("amount", "date", "number") and _values_name_their_pages(a, b):
+                kind = None
             question = questions[a.sub_question] if a.sub_question < len(questions) else ""
             if not kind and question and _names_differ(a, b, question, stems):
                 kind = "name"
@@ -116,6 +118,23 @@ def _names_differ(
     titled = _within(mine, a.title) and _within(theirs, b.title)
     compared = _within(mine, question) and _within(theirs, question)
     return not titled and not compared
+
+
+def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
+    """Whether the numbers each quote has and the other lacks are in its own page's title
+    ("The MEO Rip Curl Pro Portugal 2017 is an event …" on its page, "… 2016 was an event
+    …" on its own): two pages, each about its own year or edition, not two versions."""
+    mine, theirs = _digits_in(a.quote), _digits_in(b.quote)
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    return (
+        bool(only_mine and only_theirs)
+        and only_mine <= _digits_in(a.title)
+        and only_theirs <= _digits_in(b.title)
+    )
+
+
+def _digits_in(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\d+", text))
 
 
 def _within(words: Sequence[str], text: str) -> bool:

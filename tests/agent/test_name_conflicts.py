@@ -147,5 +147,19 @@ def test_two_pages_each_naming_itself_in_the_same_sentence_are_no_conflict(
     assert found.kind == "name"
 
 
+def test_two_pages_each_about_its_own_year_are_no_conflict(analyzer: QuestionAnalyzer) -> None:
+    question = "When was the Harbour Cup held?"
+    sentence = "The Harbour Cup {} was an event of the Coastal Sailing League season."
+    evidence = [
+        _evidence(1, sentence.format(2016), "Harbour Cup 2016"),
+        _evidence(2, sentence.format(2017), "Harbour Cup 2017"),
+    ]
+    assert find_conflicts(evidence, stems=_stems(analyzer), questions=[question]) == []
+    # Two versions of one page giving two years do disagree.
+    evidence[1] = _evidence(2, sentence.format(2017), "Harbour Cup 2016 (revised)")
+    (found,) = find_conflicts(evidence, stems=_stems(analyzer), questions=[question])
+    assert found.kind == "date"
+
+
 def _stems(analyzer: QuestionAnalyzer) -> Callable[[str], frozenset[str]]:
     return lambda text: frozenset(analyzer.stems(text))
