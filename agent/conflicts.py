@@ -9,8 +9,9 @@ are word for word the same sentence but for one name: "Travel is approved by Dan
 against "Travel is approved by Sam Ortiz." Two people named in sentences about different
 things ("Dana Reyes approves travel for sales.", "Sam Ortiz approves travel for
 support.") are two facts, and the two things a comparison asks about ("Which was made
-first, A or B?") are two pages, not a conflict. The answer then shows both, with their
-dates, and says which is more recent.
+first, A or B?") are two pages, not a conflict; so are two pages whose differing name or
+number is each page's own title (two species, two years' editions of one event). The
+answer then shows both, with their dates, and says which is more recent.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ _QUANTITY = re.compile(
 )
 _YEAR = re.compile(r"^(?:1\d{3}|20\d{2})$")
 # The answer types a name answers. A list asks for several names, so two pages naming two
-# of them agree; the rest are values compared above.
+# of them agree; numbers, dates and yes/no are compared as values (`_disagreement`).
 _NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "entity"})
 # Two sentences say the same thing of the same subject when, the changed name aside, this
 # share of the longer one's words stands in both in the same order: a page rewritten with
