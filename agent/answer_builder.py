@@ -185,7 +185,8 @@ class AnswerBuilder:
         evidence = [e for e in self.state.evidence if (e.chunk_id, e.quote) in by_chunk_quote]
         numbers = {c.number: c for c in citations}
         found = []
-        for conflict in find_conflicts(evidence, stems=self._stems):
+        questions = [q.text for q in self.state.sub_questions]
+        for conflict in find_conflicts(evidence, stems=self._stems, questions=questions):
             first = by_chunk_quote[(conflict.first.chunk_id, conflict.first.quote)]
             second = by_chunk_quote[(conflict.second.chunk_id, conflict.second.quote)]
             newer = conflict.newer

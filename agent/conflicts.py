@@ -1,10 +1,17 @@
-"""Sources that disagree: the same statement with a different number, amount, date or yes/no.
+"""Sources that disagree: the same statement with a different value, name or yes/no.
 
 Two quotes from different documents, answering the same sub-question and saying nearly
 the same thing (most of their content words shared), conflict when they give different
 values of the same kind ("3 days per week" against "2 days per week", "$75" against
-"$60", "2023" against "2024"), or when one denies what the other states. The answer then
-shows both, with their dates, and says which is more recent.
+"$60", "2023" against "2024"), or when one denies what the other states. For a question
+asking for a name (a person, an organisation, a place, a title), they conflict when they
+are word for word the same sentence but for one name: "Travel is approved by Dana Reyes."
+against "Travel is approved by Sam Ortiz." Two people named in sentences about different
+things ("Dana Reyes approves travel for sales.", "Sam Ortiz approves travel for
+support.") are two facts, and the two things a comparison asks about ("Which was made
+first, A or B?") are two pages, not a conflict; so are two pages whose differing name or
+number is each page's own title (two species, two years' editions of one event). The
+answer then shows both, with their dates, and says which is more recent.
 """
 
 from __future__ import annotations
@@ -12,9 +19,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from difflib import SequenceMatcher
 
-from agent.language.questions import is_negated
+from agent.language.questions import AnswerType, answer_type, is_negated
 from agent.state import Evidence
+from store.text_forms import WORD, fold
 
 _QUANTITY = re.compile(
     r"(?P<money>[$€£]\s?\d[\d,]*(?:\.\d+)?)|"
@@ -22,6 +31,14 @@ _QUANTITY = re.compile(
     re.I,
 )
 _YEAR = re.compile(r"^(?:1\d{3}|20\d{2})$")
+# The answer types a name answers. A list asks for several names, so two pages naming two
+# of them agree; numbers, dates and yes/no are compared as values (`_disagreement`).
+_NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "entity"})
+# Two sentences say the same thing of the same subject when, the changed name aside, this
+# share of the longer one's words stands in both in the same order: a page rewritten with
+# one name changed keeps them all, two sentences that merely share a topic far fewer.
+_SAME_STATEMENT = 0.75
+_MAX_NAME_WORDS = 8  # a longer changed stretch is another sentence, not another name
 
 
 @dataclass(frozen=True, slots=True)
@@ -29,7 +46,7 @@ class FoundConflict:
     sub_question: int
     first: Evidence
     second: Evidence
-    kind: str  # number, amount, date, yes_no
+    kind: str  # number, amount, date, yes_no, name
 
     @property
     def newer(self) -> Evidence | None:
@@ -40,9 +57,15 @@ class FoundConflict:
 
 
 def find_conflicts(
-    evidence: Sequence[Evidence], *, stems: Callable[[str], frozenset[str]], overlap: float = 0.5
+    evidence: Sequence[Evidence],
+    *,
+    stems: Callable[[str], frozenset[str]],
+    questions: Sequence[str] = (),
+    overlap: float = 0.5,
 ) -> list[FoundConflict]:
-    """Pairs of evidence (different documents, same sub-question) that disagree."""
+    """Pairs of evidence (different documents, same sub-question) that disagree.
+    `questions` are the sub-questions' texts, by index: with them, quotes that give
+    different names for a question asking for a name are compared too."""
     found = []
     for i, a in enumerate(evidence):
         for b in evidence[i + 1 :]:
@@ -51,9 +74,76 @@ def find_conflicts(
             if _jaccard(stems(a.quote), stems(b.quote)) < overlap:
                 continue
             kind = _disagreement(a.quote, b.quote)
+            if kind in ("amount", "date", "number") and _values_name_their_pages(a, b):
+                kind = None
+            question = questions[a.sub_question] if a.sub_question < len(questions) else ""
+            if not kind and question and _names_differ(a, b, question, stems):
+                kind = "name"
             if kind:
                 found.append(FoundConflict(a.sub_question, a, b, kind))
     return found
+
+
+def _names_differ(
+    a: Evidence, b: Evidence, question: str, stems: Callable[[str], frozenset[str]]
+) -> bool:
+    """Whether `a` and `b` say the same thing with another name, for a question asking
+    for a name: word for word the same sentence but for one stretch, saying something on
+    both sides; not when each page names itself there ("Lithocarpus platycarpus is a
+    species of plant …" on its page, "Lithocarpus crassinervius is …" on its own), nor
+    when the two stretches are the two things a comparison asks about ("Which was made
+    first, The Agronomist or American Scary?")."""
+    if answer_type(question) not in _NAMED:
+        return False
+    words_a, words_b = WORD.findall(a.quote), WORD.findall(b.quote)
+    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if not changed:
+        return False
+    pairs = {(_folded(words_a[i1:i2]), _folded(words_b[j1:j2])) for _, i1, i2, j1, j2 in changed}
+    if len(pairs) != 1:
+        # Two stretches changed ("Dana Reyes … for sales", "Sam Ortiz … for support"):
+        # who does what for whom, two facts. The same change repeated is one.
+        return False
+    _, i1, i2, j1, j2 = changed[0]
+    mine, theirs = words_a[i1:i2], words_b[j1:j2]
+    # Each side says something in the changed stretch: a name, a value or a content word
+    # ("American musician" against "American documentary"), not only a function word.
+    if not (stems(" ".join(mine)) and stems(" ".join(theirs))):
+        return False
+    if max(len(mine), len(theirs)) > _MAX_NAME_WORDS:
+        return False
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
+        return False
+    titled = _within(mine, a.title) and _within(theirs, b.title)
+    compared = _within(mine, question) and _within(theirs, question)
+    return not titled and not compared
+
+
+def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
+    """Whether the numbers each quote has and the other lacks are in its own page's title
+    ("The MEO Rip Curl Pro Portugal 2017 is an event …" on its page, "… 2016 was an event
+    …" on its own): two pages, each about its own year or edition, not two versions."""
+    mine, theirs = _digits_in(a.quote), _digits_in(b.quote)
+    only_mine, only_theirs = mine - theirs, theirs - mine
+    return (
+        bool(only_mine and only_theirs)
+        and only_mine <= _digits_in(a.title)
+        and only_theirs <= _digits_in(b.title)
+    )
+
+
+def _digits_in(text: str) -> frozenset[str]:
+    return frozenset(re.findall(r"\d+", text))
+
+
+def _within(words: Sequence[str], text: str) -> bool:
+    return _folded(words) <= _folded(WORD.findall(text))
+
+
+def _folded(words: Sequence[str]) -> frozenset[str]:
+    return frozenset(fold(w) for w in words)
 
 
 def _disagreement(a: str, b: str) -> str | None:

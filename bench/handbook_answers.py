@@ -136,6 +136,7 @@ async def main(args: argparse.Namespace) -> None:
                     "spans": [c.span for c in answer.claims],
                     "quotes": [c.quote for c in answer.claims],
                     "gaps": [g.detail for g in answer.gaps],
+                    "conflicts": [c.detail for c in answer.conflicts],
                 }
             )
     for half in ("A", "B"):

@@ -28,6 +28,8 @@ Metrics (the JSON keys of `kb eval answers --json`):
   claim's `span`) that contains an accepted answer, both normalised as above;
 - unsupported_statement_rate: statements dropped for saying more than their quote ÷
   statements written (agent/claim_grounding; null when none was written);
+- conflict_rate: questions whose reply shows sources that disagree (Answer.conflicts:
+  both sides quoted and cited, the newer marked) ÷ questions;
 - latency_p50_ms / latency_p95_ms: the whole loop, per question, one at a time.
 """
 
@@ -66,6 +68,7 @@ METRIC_KEYS = (
     "rewrite_convergence",
     "direct_answer_rate",
     "unsupported_statement_rate",
+    "conflict_rate",
     "latency_p50_ms",
     "latency_p95_ms",
     "questions",
@@ -247,6 +250,7 @@ def answer_metrics(outcomes: Sequence[CaseOutcome]) -> dict[str, float | int | N
             sum(o.statements_dropped for o in outcomes),
             sum(o.statements_written for o in outcomes),
         ),
+        "conflict_rate": _share(sum(o.conflicts > 0 for o in outcomes), len(outcomes)),
         "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else None,
         "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else None,
         "questions": len(outcomes),

@@ -289,12 +289,19 @@ class ExtractiveReasoner:
         any_named = any(
             _names_title(named, e.title) for e in found if e.document_id != best.document_id
         )
+        questions = [q.text for q in state.sub_questions]
         for candidate in rest:
-            if len(chosen) >= o.claims_per_question:
-                break
             if any(_overlaps(candidate.quote, c.quote) for c in chosen):
                 continue
             new_document = candidate.document_id not in documents
+            # Another source saying otherwise is shown, never silently left out: past the
+            # claims' limit too (a page rewritten and its old copy rank side by side, the
+            # copy often after the limit is reached by other pages).
+            disagrees = new_document and bool(
+                find_conflicts([*chosen, candidate], stems=self._stems, questions=questions)
+            )
+            if len(chosen) >= o.claims_per_question and not disagrees:
+                continue
             room = not new_document or len(documents) < o.documents_per_question
             adds = bool(candidate.covered - covered)
             close = candidate.score >= best.score - o.runner_up_margin
@@ -302,10 +309,6 @@ class ExtractiveReasoner:
             # side of a comparison, the second hop.
             quoted = " ".join(c.quote for c in chosen)
             own_page = new_document and _names_title(f"{named} {quoted}", candidate.title)
-            # Another source saying otherwise is shown, never silently left out.
-            disagrees = new_document and bool(
-                find_conflicts([*chosen, candidate], stems=self._stems)
-            )
             # A close runner-up from an unnamed page only when no named page is at hand.
             close = close and (not new_document or not any_named)
             if (room and (adds or close or own_page)) or disagrees:

@@ -151,3 +151,9 @@ def test_direct_answers_and_unsupported_statements_follow_their_definitions() ->
     assert metrics["direct_answer_rate"] == 0.5  # "a" leads with its answer, "b" does not
     assert metrics["unsupported_statement_rate"] == 0.5  # (1 + 0 + 0 + 1) / (2 + 1 + 0 + 1)
     assert answer_metrics([_outcome(hours)])["unsupported_statement_rate"] is None
+
+
+def test_the_conflict_rate_counts_replies_showing_sources_that_disagree() -> None:
+    who = AnswerCase("a", "Who approves travel?", True, ("Sam Ortiz",), ("d1",))
+    outcomes = [_outcome(who, conflicts=2), _outcome(who), _outcome(who), _outcome(who)]
+    assert answer_metrics(outcomes)["conflict_rate"] == 0.25  # one reply of four
