@@ -98,8 +98,7 @@ class AnswerBuilder:
         if subs and not any(s.key for s in subs):  # the options of "A or B?" (agent/choices.py)
             answered = {i for i, s in enumerate(subs) if s.status == "answered"}
             found = found_by_question(
-                (d.sub_question, f"{self._chunks[d.chunk_id].title}\n{d.quote}", d.span)
-                for d in kept
+                (d.sub_question, d.quote, d.span, self._chunks[d.chunk_id].title) for d in kept
             )
             escalate = not choice_settled(self.state.sub_questions, answered, found)
         stop = self.state.stop_reason or "no_better_action"

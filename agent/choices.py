@@ -18,15 +18,17 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from agent.state import PlannedQuestion
-from store.text_forms import fold
+from store.text_forms import fold, plain_title
 
 
 @dataclass(frozen=True, slots=True)
 class Found:
-    """A quote found for a sub-question: its words with its page's title, and its span."""
+    """A quote found for a sub-question: its words with its page's title, its span, and the
+    title alone."""
 
     text: str
     span: str = ""
+    title: str = ""
 
 
 def choice_settled(
@@ -40,7 +42,7 @@ def choice_settled(
     if len(options) < 2:
         return bool(answered) or not sub_questions
     each = all(
-        i in answered and any(_names(f.text, option) for f in found.get(i, ()))
+        i in answered and any(_names_option(f, option) for f in found.get(i, ()))
         for i, option in options
     )
     return each or any(
@@ -52,12 +54,35 @@ def choice_settled(
     )
 
 
-def found_by_question(items: Iterable[tuple[int, str, str]]) -> dict[int, list[Found]]:
-    """(sub-question, quote and title, span) triples grouped by sub-question."""
+def found_by_question(
+    items: Iterable[tuple[int, str, str, str]],
+) -> dict[int, list[Found]]:
+    """(sub-question, quote, span, page title) grouped by sub-question."""
     grouped: dict[int, list[Found]] = {}
-    for index, text, span in items:
-        grouped.setdefault(index, []).append(Found(text, span))
+    for index, quote, span, title in items:
+        grouped.setdefault(index, []).append(Found(f"{title}\n{quote}", span, title))
     return grouped
+
+
+def _names_option(found: Found, option: str) -> bool:
+    """Whether the quote or its page names `option`: the option's words in the quote or
+    the title, or the page's title opening or ending the option ("Manon" for "Manon by Massenet",
+    "White Zombie" for "Rob Zombie's band White Zombie": a question often says more of an
+    option than the page's name)."""
+    if _names(found.text, option):
+        return True
+    title = _WORDS.findall(fold(plain_title(found.title)))
+    words = _WORDS.findall(fold(option))
+    # The page's name opens or ends the option, as a name does in a noun phrase.
+    return (
+        bool(title)
+        and len(title) < len(words)
+        and title
+        in (
+            words[: len(title)],
+            words[-len(title) :],
+        )
+    )
 
 
 def _names(text: str, option: str) -> bool:

@@ -204,7 +204,7 @@ class SearchDriver:
         if keys:
             return set(keys) <= self.state.answered
         found = found_by_question(
-            (e.sub_question, f"{e.title}\n{e.quote}", e.span) for e in self.state.evidence
+            (e.sub_question, e.quote, e.span, e.title) for e in self.state.evidence
         )
         return choice_settled(self.state.sub_questions, self.state.answered, found)
 

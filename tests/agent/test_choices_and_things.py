@@ -147,7 +147,7 @@ def _options(*names: str) -> list[PlannedQuestion]:
 
 
 def _found(*quotes: tuple[int, str, str]) -> dict[int, list[Found]]:
-    return found_by_question(quotes)
+    return found_by_question((i, quote, span, "") for i, quote, span in quotes)
 
 
 def test_a_choice_is_settled_by_every_option_or_a_span_naming_another() -> None:
@@ -163,3 +163,17 @@ def test_a_choice_is_settled_by_every_option_or_a_span_naming_another() -> None:
     # Sub-questions that stand for no option: any one answered, as before.
     plain = [PlannedQuestion("a?", False), PlannedQuestion("b?", False)]
     assert choice_settled(plain, {1}, {})
+
+
+def test_an_option_is_named_by_its_page_title() -> None:
+    # "Manon by Massenet": the page "Manon" says "Manon is an opera …" and is its option.
+    subs = _options("Parsifal", "Manon by Massenet")
+    found = found_by_question(
+        [
+            (0, "Parsifal is an opera in three acts.", "three acts", "Parsifal"),
+            (1, "It is an opera in five acts.", "five acts", "Manon (opera)"),
+        ]
+    )
+    assert choice_settled(subs, {0, 1}, found)
+    found[1] = [Found("It is an opera in five acts.", "five acts", "Thaïs")]
+    assert not choice_settled(subs, {0, 1}, found)
