@@ -387,7 +387,9 @@ MEASURE_NOUNS = frozenset(
     "weight volume capacity temperature elevation altitude price cost fee fees salary "
     "budget value margin attendance "
     # ranks and versions: "3rd", "2.0", "No. 1" are numbers too
-    "rank ranking version edition round level grade seed".split()
+    "rank ranking version edition round level grade seed "
+    # places counted in a building or a line: "the 5th floor", "gate 12", "extension 4021"
+    "floor floors storey gate platform extension".split()
     # Not here, though digits may measure them: "area", "place", "position", "record",
     # "figure", "term" and "episode" more often ask for a region, a role, a name or a word.
 )

@@ -109,6 +109,7 @@ async def test_a_named_album_answers_which_album(wiki: Built) -> None:
         ("During what timeframe did he manage the club?", False),
         ("Which season did the team win the cup?", False),
         ("What score did the film get?", False),
+        ("where's the chicago office and what floor are we on?", False),
         # no noun after the wh-word
         ("What is the population of Galway?", False),
         ("What did the board decide?", False),
