@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable, Sequence
 
 from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion, Turn
+from agent.choices import choice_settled, found_by_question
 from agent.claim_grounding import Grounded, ground_claims, ground_each, merged
 from agent.conflicts import find_conflicts
 from agent.grounding import GroundingVerifier
@@ -94,6 +95,12 @@ class AnswerBuilder:
         escalate = any(s.key and s.status != "answered" for s in subs) or all(
             s.status != "answered" for s in subs
         )
+        if subs and not any(s.key for s in subs):  # the options of "A or B?" (agent/choices.py)
+            answered = {i for i, s in enumerate(subs) if s.status == "answered"}
+            found = found_by_question(
+                (d.sub_question, d.quote, d.span, self._chunks[d.chunk_id].title) for d in kept
+            )
+            escalate = not choice_settled(self.state.sub_questions, answered, found)
         stop = self.state.stop_reason or "no_better_action"
         if escalate and rejected and stop == "enough_evidence":
             stop = "insufficient_grounding"

@@ -16,6 +16,7 @@ import time
 from collections.abc import Sequence
 
 from agent.answer import StopReason
+from agent.choices import choice_settled, found_by_question
 from agent.decisions import Decisions
 from agent.retrieval.dense import Retriever
 from agent.retrieval.reading import Passage, Reader
@@ -202,7 +203,10 @@ class SearchDriver:
         keys = self._key_indexes()
         if keys:
             return set(keys) <= self.state.answered
-        return bool(self.state.answered) or not self.state.sub_questions
+        found = found_by_question(
+            (e.sub_question, e.quote, e.span, e.title) for e in self.state.evidence
+        )
+        return choice_settled(self.state.sub_questions, self.state.answered, found)
 
 
 def by_rank(lists: Sequence[Sequence[ChunkHit]]) -> list[ChunkHit]:

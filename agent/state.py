@@ -33,6 +33,9 @@ class PlannedQuestion:
 
     text: str
     key: bool = True
+    # The option this sub-question stands for when the goal picks one of several ("Who was
+    # born first, A or B?"): the choice is settled only as agent/choices.py says.
+    option: str = ""
 
 
 @dataclass(frozen=True, slots=True)

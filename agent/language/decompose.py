@@ -85,6 +85,12 @@ def is_choice(question: str) -> bool:
     return len(_choice(" ".join(question.split()))) > 1
 
 
+def choice_options(question: str) -> list[str]:
+    """The options of a choice question, in order ("Which is older, A or B?": A, B)."""
+    match = _CHOICE.search(" ".join(question.split()))
+    return [match["a"].strip(), match["b"].strip()] if match else []
+
+
 def _versus(text: str) -> list[str]:
     match = _VERSUS.search(text)
     if not match:

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from agent.conflicts import find_conflicts
 from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
 from agent.grounding import normalise
-from agent.language.decompose import decompose, is_choice
+from agent.language.decompose import choice_options, decompose, is_choice
 from agent.language.entities import new_names
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, asks
 from agent.reasoners.base import DraftClaim, Judgement, Route
@@ -97,7 +97,11 @@ class ExtractiveReasoner:
         if sentences:
             parts = [parts[0], *(self._with_subject(b, a) for a, b in itertools.pairwise(parts))]
         key = len(parts) == 1 or not is_choice(question)
-        return [PlannedQuestion(text, key) for text in parts]
+        options = choice_options(question) if not key else []
+        if len(options) != len(parts):
+            options = [""] * len(parts)
+        pairs = zip(parts, options, strict=True)
+        return [PlannedQuestion(text, key, option) for text, option in pairs]
 
     def _with_subject(self, part: str, before: str) -> str:
         """`part` led by the subject of the part `before` when it refers back to it with
