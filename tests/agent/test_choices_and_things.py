@@ -16,7 +16,7 @@ from agent.state import PlannedQuestion
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built, drop, indexed_database
+from tests.agent.conftest import Built, built_from
 
 
 def _page(uri: str, title: str, text: str) -> SourceDocument:
@@ -63,12 +63,8 @@ PAGES = [
 async def wiki(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(pg_server, embedder, StaticSource("wiki", PAGES), "wiki")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("wiki", PAGES), "wiki"):
+        yield result
 
 
 async def test_a_choice_with_one_option_found_escalates(wiki: Built) -> None:

@@ -12,11 +12,12 @@ import pytest
 
 from agent.conflicts import FoundConflict, find_conflicts
 from agent.language.questions import QuestionAnalyzer
+from agent.reasoners.extractive import ExtractiveOptions
 from agent.state import Evidence
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built, drop, indexed_database
+from tests.agent.conftest import Built, built_from
 
 
 def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
@@ -65,13 +66,8 @@ NAMES = [
 async def named(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    source = StaticSource("notes", NAMES)
-    dsn, name = await indexed_database(pg_server, embedder, source, "notes")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("notes", NAMES), "notes"):
+        yield result
 
 
 async def test_two_pages_naming_different_people_for_one_role_are_a_conflict(
@@ -85,6 +81,17 @@ async def test_two_pages_naming_different_people_for_one_role_are_a_conflict(
     assert cited == {"Travel approvals (2023)", "Travel approvals (2025)"}
     assert answer.citation(conflict.newer or 0).title == "Travel approvals (2025)"
     assert "2025-03-01" in conflict.detail and "more recent" in conflict.detail
+
+
+async def test_a_source_that_disagrees_is_quoted_past_the_claims_limit(named: Built) -> None:
+    # One claim per sub-question: the limit is full once the best quote is chosen, and
+    # the page saying otherwise must still be shown, not silently left out.
+    one_claim = named.extractive(ExtractiveOptions(claims_per_question=1))
+    loop = named.loop(reasoner=one_claim, fallback=one_claim)
+    answer = await loop.answer("Who approves travel requests for the Boston office?")
+    (conflict,) = answer.conflicts
+    sides = " ".join(answer.claims[i].quote for i in conflict.claims)
+    assert "Dana Reyes" in sides and "Sam Ortiz" in sides
 
 
 async def test_two_pages_naming_two_people_for_two_roles_are_no_conflict(named: Built) -> None:
