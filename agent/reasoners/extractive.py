@@ -30,9 +30,18 @@ from agent.language.decompose import decompose, is_choice
 from agent.language.entities import new_names
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, asks
 from agent.reasoners.base import DraftClaim, Judgement, Route
+from agent.reasoners.companions import companions
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
 from agent.retrieval.reading import Passage
-from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
+from agent.state import (
+    AgentState,
+    Companion,
+    Evidence,
+    GapState,
+    Goal,
+    PendingQuery,
+    PlannedQuestion,
+)
 from store.text_forms import fold, plain_text, plain_title
 
 _SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
@@ -158,7 +167,11 @@ class ExtractiveReasoner:
             kept += found
             text = " ".join(s.unit.text for s in found)
             linked = _titles_in(text, kept, passages)
-        return [_evidence(sub_question, s, state.step) for s in kept]
+        return [_evidence(sub_question, s, state.step, self._companions(s, analysis)) for s in kept]
+
+    def _companions(self, scored: ScoredUnit, analysis: QuestionAnalysis) -> tuple[Companion, ...]:
+        units = self._scorer.units(scored.passage.text)
+        return companions(units, scored.passage, scored.unit, analysis.answer_type, analysis.text)
 
     async def _linked_evidence(
         self,
@@ -322,10 +335,18 @@ class ExtractiveReasoner:
             on_cited_page = candidate.document_id in documents and candidate not in chosen
             if candidate.typed and on_cited_page and not _overlaps_any(candidate, chosen):
                 chosen.append(candidate)
-        return [
+        drafts = [
             DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score, e.span)
             for e in chosen
         ]
+        # The best quote's companions right after it (agent/reasoners/companions.py): the
+        # point of its list item, the next sentence holding the answer.
+        beside = [
+            DraftClaim(c.text, c.text, c.chunk_id, index, "partial", best.score, c.span)
+            for c in best.companions
+            if not any(_overlaps(c.text, e.quote) for e in chosen)
+        ]
+        return [drafts[0], *beside, *drafts[1:]]
 
     def _stems(self, text: str) -> frozenset[str]:
         return frozenset(self._analyzer.stems(text))
@@ -337,7 +358,9 @@ class ExtractiveReasoner:
         )
 
 
-def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
+def _evidence(
+    sub_question: int, scored: ScoredUnit, step: int, beside: tuple[Companion, ...] = ()
+) -> Evidence:
     passage = scored.passage
     return Evidence(
         sub_question=sub_question,
@@ -358,6 +381,7 @@ def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
         step=step,
         typed=scored.typed,
         span=scored.span,
+        companions=beside,
     )
 
 

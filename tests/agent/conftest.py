@@ -17,7 +17,7 @@ from agent.language.questions import QuestionAnalyzer
 from agent.loop import AgentLoop, LoopOptions
 from agent.reasoners.base import Reasoner
 from agent.reasoners.evidence import EvidenceScorer
-from agent.reasoners.extractive import ExtractiveReasoner
+from agent.reasoners.extractive import ExtractiveOptions, ExtractiveReasoner
 from agent.retrieval.hybrid import HybridRetriever
 from agent.retrieval.reading import Reader
 from agent.retrieval.rerank import TitleLinkReranker
@@ -92,7 +92,7 @@ class Built:
         self.analyzer = QuestionAnalyzer(self.keyword.analyzer)
         self.runs = RunRepository(pool)
 
-    def extractive(self) -> ExtractiveReasoner:
+    def extractive(self, options: ExtractiveOptions | None = None) -> ExtractiveReasoner:
         vectors = SentenceVectors(embedder=self.embedder, store=SentenceVectorRepository(self.pool))
         scorer = EvidenceScorer(
             analyzer=self.analyzer,
@@ -100,7 +100,7 @@ class Built:
             vectors=vectors,
             corpus_terms=self.keyword,
         )
-        return ExtractiveReasoner(analyzer=self.analyzer, scorer=scorer)
+        return ExtractiveReasoner(analyzer=self.analyzer, scorer=scorer, options=options)
 
     def loop(
         self,
