@@ -32,6 +32,7 @@ from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, asks
 from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.companions import companions
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
+from agent.reasoners.steps_first import steps_of_the_answering_page
 from agent.retrieval.reading import Passage
 from agent.state import (
     AgentState,
@@ -298,7 +299,16 @@ class ExtractiveReasoner:
         # Pages the question or the best quote names by title come first: the
         # supporting page of each hop, not whichever page scored next.
         named = f"{state.goal.standalone} {state.sub_questions[index].text} {best.quote}"
-        rest = sorted(found[1:], key=lambda e: not _names_title(named, e.title))
+        # For steps asked, the answering page's steps before its other sentences
+        # (agent/reasoners/steps_first.py); then the named pages.
+        asked = self._analyzer.analyse(state.sub_questions[index].text).answer_type
+        rest = sorted(
+            found[1:],
+            key=lambda e: (
+                not steps_of_the_answering_page(e, best, asked),
+                not _names_title(named, e.title),
+            ),
+        )
         any_named = any(
             _names_title(named, e.title) for e in found if e.document_id != best.document_id
         )
@@ -321,7 +331,8 @@ class ExtractiveReasoner:
             )
             # A close runner-up from an unnamed page only when no named page is at hand.
             close = close and (not new_document or not any_named)
-            if (room and (adds or close or own_page)) or disagrees:
+            steps = steps_of_the_answering_page(candidate, best, asked)
+            if (room and (adds or close or own_page or steps)) or disagrees:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
