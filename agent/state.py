@@ -56,6 +56,15 @@ class QueryRun:
 
 
 @dataclass(frozen=True, slots=True)
+class Companion:
+    """A sentence to quote beside an evidence quote (agent/reasoners/companions.py)."""
+
+    text: str
+    chunk_id: int  # the stored chunk holding it whole, which grounding checks it in
+    span: str = ""  # the answer it holds (agent/language/spans.py), "" if none
+
+
+@dataclass(frozen=True, slots=True)
 class Evidence:
     """A verbatim quote that (partly) answers a sub-question, and where it comes from."""
 
@@ -81,6 +90,8 @@ class Evidence:
     typed: bool = True
     # The answer inside the quote, of the type asked for (agent/language/spans.py).
     span: str = ""
+    # The sentences it is read with: its list item's first, the next holding an answer.
+    companions: tuple[Companion, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

@@ -92,6 +92,21 @@ _CAPITALISED = re.compile(
     r"(?:[A-Z][\w’'.&-]*|\d+[A-Z]?\w*))*"
 )
 _CLAUSE_BREAK = re.compile(r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|\.\s|\n)\s*")
+
+
+def _clauses(text: str) -> list[str]:
+    """`text` cut at its clause breaks, never inside a link's `[text](address)`: the ':'
+    of "https://" and the dots of a host end no clause, in any knowledge base (as a
+    sentence never ends inside a link, agent/sentences.py), so a span is never cut to
+    "see [the guide](https"."""
+    masked = MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), text)
+    pieces, start = [], 0
+    for found in _CLAUSE_BREAK.finditer(masked):
+        pieces.append(text[start : found.start()])
+        start = found.end()
+    return [*pieces, text[start:]]
+
+
 # Capitalised words that are not names when they open a sentence or stand alone.
 _COMMON = frozenset(
     """a an the this that these those it its he she they we you i his her their our your
@@ -312,7 +327,7 @@ def _polar(quote: str, question: str) -> list[str]:
     ("Can I create a private repo?" is answered by "Ask Tech Operations before creating
     private repositories": what one must do first), most of the question's words first."""
     asked = {fold(w) for w in WORD.findall(question)}
-    clauses = [c for c in _CLAUSE_BREAK.split(quote) if c and (POLARITY.search(c) or _instructs(c))]
+    clauses = [c for c in _clauses(quote) if c and (POLARITY.search(c) or _instructs(c))]
     return sorted(clauses, key=lambda c: -len({fold(w) for w in WORD.findall(c)} & asked))
 
 
@@ -342,7 +357,7 @@ def _steps(quote: str, question: str) -> list[str]:
     found = []
     if _LIST_ITEM.search(quote):
         found.append(quote.strip())  # the steps or items, quoted with their lead-in
-    for clause in _CLAUSE_BREAK.split(quote):
+    for clause in _clauses(quote):
         words = clause.split()
         for i, word in enumerate(words[:8]):
             bare = word.strip("*_`“”\"'(").casefold()
@@ -376,7 +391,7 @@ def _definitions(quote: str, question: str) -> list[str]:
     for clause in re.split(r"(?<=[.!?])\s+", quote):
         match = DEFINES.search(clause)
         if match:
-            found.append(_CLAUSE_BREAK.split(clause[match.end() :])[0])
+            found.append(_clauses(clause[match.end() :])[0])
     found += re.findall(r"\(([^()\n]{3,60})\)", quote)  # "TK (to come)"
     found += [line.split(":", 1)[1] for line in quote.splitlines() if ":" in line[:40]]
     return found

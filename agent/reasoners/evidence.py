@@ -179,6 +179,10 @@ class EvidenceScorer:
         ]
         return sorted(scored, key=lambda s: -s.score)
 
+    def units(self, text: str) -> list[Sentence]:
+        """`text` split into sentences, list items and lists (cached per block)."""
+        return self._splitter.split(text)
+
     def without_particulars(self, question: QuestionAnalysis) -> QuestionAnalysis:
         """The question with the words of its scene that no page has ("Denver" in "working
         from Denver next week - how should I let folks know?") read as context, not as key

@@ -30,9 +30,19 @@ from agent.language.decompose import choice_options, decompose, is_choice
 from agent.language.entities import new_names
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, asks
 from agent.reasoners.base import DraftClaim, Judgement, Route
+from agent.reasoners.companions import companions
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
+from agent.reasoners.steps_first import steps_of_the_answering_page
 from agent.retrieval.reading import Passage
-from agent.state import AgentState, Evidence, GapState, Goal, PendingQuery, PlannedQuestion
+from agent.state import (
+    AgentState,
+    Companion,
+    Evidence,
+    GapState,
+    Goal,
+    PendingQuery,
+    PlannedQuestion,
+)
 from store.text_forms import fold, plain_text, plain_title
 
 _SUPPORT_ORDER = {"strong": 0, "partial": 1, "weak": 2}
@@ -162,7 +172,11 @@ class ExtractiveReasoner:
             kept += found
             text = " ".join(s.unit.text for s in found)
             linked = _titles_in(text, kept, passages)
-        return [_evidence(sub_question, s, state.step) for s in kept]
+        return [_evidence(sub_question, s, state.step, self._companions(s, analysis)) for s in kept]
+
+    def _companions(self, scored: ScoredUnit, analysis: QuestionAnalysis) -> tuple[Companion, ...]:
+        units = self._scorer.units(scored.passage.text)
+        return companions(units, scored.passage, scored.unit, analysis.answer_type, analysis.text)
 
     async def _linked_evidence(
         self,
@@ -289,7 +303,16 @@ class ExtractiveReasoner:
         # Pages the question or the best quote names by title come first: the
         # supporting page of each hop, not whichever page scored next.
         named = f"{state.goal.standalone} {state.sub_questions[index].text} {best.quote}"
-        rest = sorted(found[1:], key=lambda e: not _names_title(named, e.title))
+        # For steps asked, the answering page's steps before its other sentences
+        # (agent/reasoners/steps_first.py); then the named pages.
+        asked = self._analyzer.analyse(state.sub_questions[index].text).answer_type
+        rest = sorted(
+            found[1:],
+            key=lambda e: (
+                not steps_of_the_answering_page(e, best, asked),
+                not _names_title(named, e.title),
+            ),
+        )
         any_named = any(
             _names_title(named, e.title) for e in found if e.document_id != best.document_id
         )
@@ -315,7 +338,8 @@ class ExtractiveReasoner:
             own_page = new_document and _names_title(f"{named} {quoted}", candidate.title)
             # A close runner-up from an unnamed page only when no named page is at hand.
             close = close and (not new_document or not any_named)
-            if (room and (adds or close or own_page)) or disagrees:
+            steps = steps_of_the_answering_page(candidate, best, asked)
+            if (room and (adds or close or own_page or steps)) or disagrees:
                 chosen.append(candidate)
                 covered |= candidate.covered
                 documents.add(candidate.document_id)
@@ -329,10 +353,18 @@ class ExtractiveReasoner:
             on_cited_page = candidate.document_id in documents and candidate not in chosen
             if candidate.typed and on_cited_page and not _overlaps_any(candidate, chosen):
                 chosen.append(candidate)
-        return [
+        drafts = [
             DraftClaim(e.claim, e.quote, e.chunk_id, index, e.support, e.score, e.span)
             for e in chosen
         ]
+        # The best quote's companions right after it (agent/reasoners/companions.py): the
+        # point of its list item, the next sentence holding the answer.
+        beside = [
+            DraftClaim(c.text, c.text, c.chunk_id, index, "partial", best.score, c.span)
+            for c in best.companions
+            if not any(_overlaps(c.text, e.quote) for e in chosen)
+        ]
+        return [drafts[0], *beside, *drafts[1:]]
 
     def _stems(self, text: str) -> frozenset[str]:
         return frozenset(self._analyzer.stems(text))
@@ -344,7 +376,9 @@ class ExtractiveReasoner:
         )
 
 
-def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
+def _evidence(
+    sub_question: int, scored: ScoredUnit, step: int, beside: tuple[Companion, ...] = ()
+) -> Evidence:
     passage = scored.passage
     return Evidence(
         sub_question=sub_question,
@@ -365,6 +399,7 @@ def _evidence(sub_question: int, scored: ScoredUnit, step: int) -> Evidence:
         step=step,
         typed=scored.typed,
         span=scored.span,
+        companions=beside,
     )
 
 
