@@ -20,7 +20,7 @@ from jobs.documents import SourceDocument, StaticSource
 from store.corpus import ChunkSpan
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, all_quotes_stored, built, drop, indexed_database
+from tests.agent.conftest import Built, all_quotes_stored, built_from
 
 PAGES = [
     SourceDocument(
@@ -72,12 +72,8 @@ PAGES = [
 async def pages(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(pg_server, embedder, StaticSource("cq", PAGES), "cq")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("cq", PAGES), "cq"):
+        yield result
 
 
 def _one_place(pages: Built) -> AgentLoop:

@@ -15,7 +15,7 @@ from agent.reasoners.steps_first import holds_steps
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, all_quotes_stored, built, drop, indexed_database
+from tests.agent.conftest import Built, all_quotes_stored, built_from
 
 PAGES = [
     SourceDocument(
@@ -45,12 +45,8 @@ PAGES = [
 async def pages(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    dsn, name = await indexed_database(pg_server, embedder, StaticSource("sf", PAGES), "sf")
-    try:
-        async for result in built(dsn, embedder):
-            yield result
-    finally:
-        await drop(pg_server, name)
+    async for result in built_from(pg_server, embedder, StaticSource("sf", PAGES), "sf"):
+        yield result
 
 
 def _two_places(pages: Built) -> AgentLoop:
