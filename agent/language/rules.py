@@ -371,25 +371,3 @@ TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
         "date": frozenset("schedule timing".split()),
     }
 )
-
-# --- Nouns a number or a date answers: "what score", "which version", "during what
-# timeframe". A "which/what NOUN" question whose phrase holds none of these asks for a
-# thing, a person or a place, which no bare number or year names (agent/language/
-# asked_things.py). One line per group, with why.
-MEASURE_NOUNS = frozenset(
-    # time: a year, a period or an age is said with digits in any text
-    "year years date dates day days month months week weeks decade decades century centuries "
-    "era period periods timeframe time times age ages season seasons hour hours minute minutes "
-    "duration tenure deadline "
-    # quantities and measures: what digits say, whatever the topic
-    "number numbers amount amounts percentage percent proportion fraction ratio rate rates "
-    "size population total count sum score scores speed distance length height width depth "
-    "weight volume capacity temperature elevation altitude price cost fee fees salary "
-    "budget value margin attendance "
-    # ranks and versions: "3rd", "2.0", "No. 1" are numbers too
-    "rank ranking version edition round level grade seed "
-    # places counted in a building or a line: "the 5th floor", "gate 12", "extension 4021"
-    "floor floors storey gate platform extension".split()
-    # Not here, though digits may measure them: "area", "place", "position", "record",
-    # "figure", "term" and "episode" more often ask for a region, a role, a name or a word.
-)

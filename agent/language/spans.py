@@ -14,7 +14,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from agent.language.asked_things import asks_for_a_thing, names_a_thing
 from agent.language.questions import AnswerType
 from agent.language.rules import (
     ACTION_VERBS,
@@ -120,23 +119,14 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
-    # "Which film …?", "what New York city?": a thing is asked, which no number or date
-    # names (agent/language/asked_things.py).
-    thing = kind in _THING_KINDS and asks_for_a_thing(question)
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
             span = span.strip(" ,;:—–-")
             short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
             refined = all(w.search(span) for w in wanted)
-            if thing and (not names_a_thing(span) or _DATE.fullmatch(span)):
-                continue
             if span and _new(span, asked) and short and refined:
                 return span
     return ""
-
-
-# The answer types a "which/what NOUN" phrase can ask a thing, a person or a place of.
-_THING_KINDS = frozenset({"entity", "person", "place", "organisation"})
 
 
 # One answer of each kind that a refinement of that kind accepts (agent/language/rules.py

@@ -10,8 +10,6 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent.choices import Found, choice_settled, found_by_question
-from agent.language.asked_things import asks_for_a_thing, names_a_thing
-from agent.language.spans import find_span
 from agent.state import PlannedQuestion
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
@@ -78,65 +76,6 @@ async def test_a_choice_with_both_options_found_is_answered(wiki: Built) -> None
     assert not answer.escalate, [(s.text, s.status) for s in answer.sub_questions]
     quotes = " ".join(c.quote for c in answer.claims)
     assert "3 May 1950" in quotes and "8 June 1961" in quotes
-
-
-async def test_a_year_is_no_answer_to_which_album(wiki: Built) -> None:
-    answer = await wiki.loop().answer(
-        "Which album did The Harbour Lights record with the orchestra?"
-    )
-    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
-    assert "1987" not in [c.span for c in answer.claims]
-
-
-async def test_a_named_album_answers_which_album(wiki: Built) -> None:
-    answer = await wiki.loop().answer("Which album did Tidewater Choir record with the orchestra?")
-    assert not answer.escalate, [(c.span, c.quote) for c in answer.claims]
-    assert answer.claims[0].span == "Salt Roads"
-
-
-@pytest.mark.parametrize(
-    ("question", "thing"),
-    [
-        ("Which film was Oscar nominated?", True),
-        ("The director is based in what New York city?", True),
-        ("Which tennis player is from a country closer to Canada?", True),
-        ("What form must I sign?", True),
-        # a measure noun: digits answer it
-        ("During what timeframe did he manage the club?", False),
-        ("Which season did the team win the cup?", False),
-        ("What score did the film get?", False),
-        ("where's the chicago office and what floor are we on?", False),
-        # no noun after the wh-word
-        ("What is the population of Galway?", False),
-        ("What did the board decide?", False),
-    ],
-)
-def test_which_noun_asks_for_a_thing(question: str, thing: bool) -> None:
-    assert asks_for_a_thing(question) is thing
-
-
-@pytest.mark.parametrize(
-    ("span", "names"),
-    [
-        ("1971", False),
-        ("2008 while attending", False),
-        ("a hit in 1971", False),
-        ("three", False),
-        ("six thousand one hundred acres", False),
-        ("Three Rivers", True),
-        ("Apollo 11", True),
-        ("Salt Roads", True),
-    ],
-)
-def test_a_span_that_names_a_thing(span: str, names: bool) -> None:
-    assert names_a_thing(span) is names
-
-
-def test_a_thing_question_skips_numbers_and_dates_in_the_quote() -> None:
-    quote = "It was a hit in 1971 and sold 2 million copies."
-    assert find_span(quote, "entity", "Which film was Oscar nominated?") == ""
-    # A year still answers a question asking for one.
-    assert find_span(quote, "entity", "What year was the film a hit?") == "1971"
 
 
 def _options(*names: str) -> list[PlannedQuestion]:
