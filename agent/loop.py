@@ -175,6 +175,17 @@ class _Run:
         return answer
 
     async def _answer(self) -> Answer:
+        # A first question (no thread yet) is most often searched as asked: its search
+        # starts now, beside the route and plan decisions (seconds with Claude), and the
+        # first step takes its hits when the plan keeps the question whole.
+        if not self.state.goal.history:
+            self.driver.search_early(self.state.goal.question)
+        try:
+            return await self._decided_answer()
+        finally:
+            await self.driver.drop_early()
+
+    async def _decided_answer(self) -> Answer:
         state, decide = self.state, self.decisions.decide
         await self.recorder.tell("Reading the question")
         route = await decide("route", state.goal.question, lambda r: r.route(state.goal))
@@ -183,6 +194,8 @@ class _Run:
             state.notes.append(overruled)
             self.recorder.record("route", "checked", overruled, time.perf_counter())
         state.goal = dataclasses.replace(state.goal, standalone=route.standalone)
+        if route.action != "search":
+            await self.driver.drop_early()
         if route.action == "reply":
             return self.builder.reply(route)
         earlier = last_bot_turn(state.goal.history)

@@ -47,11 +47,34 @@ class SearchDriver:
         # Every chunk read during the run, with the passage it was read in: a claim may
         # cite only these.
         self.chunks: dict[int, Passage] = {}
+        # A search begun before the plan (`search_early`): its query and its hits to come.
+        self._early: tuple[str, asyncio.Task[list[ChunkHit]]] | None = None
+
+    def search_early(self, query: str) -> None:
+        """Begin retrieving `query` now, in the run's scope, while the route and plan are
+        decided: the first step takes its hits instead of searching again when it has
+        that query; `drop_early` cancels it when none does."""
+        if self._early is None:
+            task = asyncio.create_task(self._retriever_call(query))
+            self._early = (query, task)
+
+    async def drop_early(self) -> None:
+        """Cancel an early search no step took, and wait until it has stopped."""
+        early, self._early = self._early, None
+        if early is None:
+            return
+        task = early[1]
+        task.cancel()
+        await asyncio.wait([task])
+        if not task.cancelled():
+            task.exception()  # retrieved: a failure of a search nobody needs is not news
 
     async def search(self) -> StopReason:
         while True:
             batch = [q for q in self.state.pending if not self.state.ran(q.text)]
             self.state.pending = []
+            if self._early is not None and all(q.text != self._early[0] for q in batch):
+                await self.drop_early()  # the plan did not keep the question whole
             if not batch:
                 return "no_better_action"
             if self.state.step >= self.state.max_steps:
@@ -107,8 +130,14 @@ class SearchDriver:
         return await self._decisions.quietly(lambda r: r.extract(index, passages, self.state))
 
     async def _retrieve(self, query: PendingQuery) -> list[ChunkHit]:
+        if self._early is not None and self._early[0] == query.text:
+            (_, task), self._early = self._early, None
+            return await task
+        return await self._retriever_call(query.text)
+
+    async def _retriever_call(self, text: str) -> list[ChunkHit]:
         return await self._retriever.retrieve(
-            query.text, limit=self._hits_per_query, where=self.state.goal.scope
+            text, limit=self._hits_per_query, where=self.state.goal.scope
         )
 
     async def _read(self, hits: dict[int, list[list[ChunkHit]]]) -> dict[int, list[Passage]]:

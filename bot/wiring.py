@@ -56,7 +56,7 @@ from store.keyword_search import KeywordSearch
 from store.pgvector_version import PgvectorVersion, pgvector_version
 from store.runs import RunRepository
 from store.sentence_vectors import SentenceVectorRepository
-from store.vector_search import VectorSearch
+from store.vector_search import VectorSearch, session_settings
 
 if TYPE_CHECKING:  # the Slack stack is imported only by the commands that run it
     from slack_bolt.authorization import AuthorizeResult
@@ -543,7 +543,7 @@ async def open_runtime(
     )
     extra: list[SentenceTransformerEmbedder] = []
     try:
-        pool = await open_pool(dsn)
+        pool = await open_pool(dsn, settings=session_settings(EF_SEARCH))
         keyword_search = KeywordSearch(CorpusReader(pool))
         try:
             async with pool.acquire() as conn:
@@ -555,7 +555,10 @@ async def open_runtime(
                 embedder=embedder,
                 documents=DocumentRepository(pool),
                 vector_search=VectorSearch(
-                    pool, ef_search=EF_SEARCH, iterative_scan=version.iterative_scan
+                    pool,
+                    ef_search=EF_SEARCH,
+                    iterative_scan=version.iterative_scan,
+                    pool_ef_search=EF_SEARCH,
                 ),
                 keyword_search=keyword_search,
                 pgvector=version,

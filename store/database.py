@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
 from urllib.parse import urlsplit
 
 import asyncpg
@@ -67,8 +70,18 @@ def storage_failed(exc: asyncpg.PostgresError, dsn: str) -> DatabaseStorageFaile
     )
 
 
-async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 8) -> asyncpg.Pool:
-    """Migrate the database, then open a pool whose connections all speak `vector`."""
+async def open_pool(
+    dsn: str,
+    *,
+    min_size: int = 1,
+    max_size: int = 8,
+    settings: Mapping[str, str] | None = None,
+) -> asyncpg.Pool:
+    """Migrate the database, then open a pool whose connections all speak `vector`.
+
+    `settings` hold on every connection whenever it is acquired (e.g.
+    store.vector_search.session_settings): set when it connects, and again after the
+    `RESET ALL` of each release, in the same round trip."""
     conn = await connect(dsn)
     try:
         await apply_migrations(conn)
@@ -79,11 +92,49 @@ async def open_pool(dsn: str, *, min_size: int = 1, max_size: int = 8) -> asyncp
         raise
     finally:
         await conn.close()
+    setup = _ConnectionSetup(_set_statements(settings or {}))
     try:
         pool = await asyncpg.create_pool(
-            dsn, min_size=min_size, max_size=max_size, init=register_vector
+            dsn,
+            min_size=min_size,
+            max_size=max_size,
+            init=setup.init,
+            reset=setup.reset,
         )
     except (OSError, asyncpg.PostgresError) as exc:
         raise DatabaseUnavailable(f"cannot open a pool on {describe_dsn(dsn)}: {exc}") from exc
     assert pool is not None
     return pool
+
+
+_SETTING_NAME = re.compile(r"[a-z_][a-z0-9_]*(\.[a-z_][a-z0-9_]*)?")
+
+
+def _set_statements(settings: Mapping[str, str]) -> str:
+    """`SET name TO 'value';` for each setting, as one simple-query text."""
+    statements = []
+    for name, value in settings.items():
+        if not _SETTING_NAME.fullmatch(name):
+            raise ValueError(f"not a setting name: {name!r}")
+        literal = str(value).replace("'", "''")
+        statements.append(f"SET {name} TO '{literal}';")
+    return "\n".join(statements)
+
+
+@dataclass(frozen=True, slots=True)
+class _ConnectionSetup:
+    """A pool's `init` and `reset`: the vector codec, and the settings after each reset."""
+
+    statements: str
+
+    async def init(self, conn: asyncpg.Connection) -> None:
+        await register_vector(conn)
+        if self.statements:
+            # pgvector's library first (its input function loads it): set before it is
+            # loaded, hnsw.ef_search stays a placeholder that its index scans ignore.
+            await conn.execute("SELECT '[0]'::vector;\n" + self.statements)
+
+    async def reset(self, conn: asyncpg.Connection) -> None:
+        # The pool has already rolled back any transaction; this is the usual reset query
+        # (advisory locks, cursors, LISTEN, RESET ALL) with the settings after it.
+        await conn.execute("\n".join(filter(None, (conn.get_reset_query(), self.statements))))

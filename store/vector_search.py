@@ -86,31 +86,54 @@ FILTERED_SEARCH_SQL = _FILTERED_SELECT + "ORDER BY c.embedding <=> $1\nLIMIT $2\
 EXACT_SEARCH_SQL = _FILTERED_SELECT + "ORDER BY (c.embedding <=> $1) + 0\nLIMIT $2\n"
 
 
+def session_settings(ef_search: int) -> dict[str, str]:
+    """The settings (store.database.open_pool's `settings`) under which a
+    `VectorSearch(pool, ef_search=ef_search, pool_ef_search=ef_search)` answers an
+    unfiltered search in one statement: no transaction to set `hnsw.ef_search` in."""
+    return {"hnsw.ef_search": str(int(ef_search))}
+
+
 class VectorSearch:
     # hnsw.ef_search 100: recall@10 0.94–0.995 against the exact scan at 10k–100k chunks
     # (bench/results/retrieval_latency.md); 40 gave 0.84 on one 100k build.
     def __init__(
-        self, pool: asyncpg.Pool, *, ef_search: int = 100, iterative_scan: bool | None = None
+        self,
+        pool: asyncpg.Pool,
+        *,
+        ef_search: int = 100,
+        iterative_scan: bool | None = None,
+        pool_ef_search: int | None = None,
     ) -> None:
-        """`iterative_scan`: whether the server has it (pgvector ≥ 0.8); None asks the server."""
+        """`iterative_scan`: whether the server has it (pgvector ≥ 0.8); None asks the server.
+        `pool_ef_search`: the `hnsw.ef_search` every connection of `pool` starts with
+        (session_settings); a search that needs just that runs as one statement instead of
+        four round trips (BEGIN, SET LOCAL, the query, COMMIT), each of which waits for a
+        turn of a busy event loop while it holds a pooled connection."""
         self._pool = pool
         self._ef_search = ef_search
         self._iterative_scan = iterative_scan
+        self._pool_ef_search = pool_ef_search
 
     async def nearest(
         self, query: np.ndarray, *, limit: int = 10, where: ChunkFilter = NO_FILTER
     ) -> list[ChunkHit]:
         iterative = where.restricts and await self._has_iterative_scan()
+        ef_search = max(int(self._ef_search), limit)
+        if where.restricts and not iterative:
+            ef_search = max(ef_search, min(_WIDEST_POOL, limit * 20))
+        args = _filter_args(where)
+        plain = where.updated_after is None and where.updated_before is None
+        if ef_search == self._pool_ef_search and not iterative and plain:
+            rows = await self._pool.fetch(SEARCH_SQL, query, limit, *args[:3])
+            if where.restricts and len(rows) < limit:
+                return await self.nearest_exact(query, limit=limit, where=where)
+            return [_hit(r) for r in rows]
         async with self._pool.acquire() as conn, conn.transaction():
-            ef_search = max(int(self._ef_search), limit)
-            if where.restricts and not iterative:
-                ef_search = max(ef_search, min(_WIDEST_POOL, limit * 20))
             await conn.execute(f"SET LOCAL hnsw.ef_search = {ef_search}")
             if iterative:
                 # Filtered searches keep scanning the graph until `limit` rows pass the filter.
                 await conn.execute("SET LOCAL hnsw.iterative_scan = relaxed_order")
-            args = _filter_args(where)
-            if where.updated_after is None and where.updated_before is None:
+            if plain:
                 rows = await conn.fetch(SEARCH_SQL, query, limit, *args[:3])
             else:
                 rows = await conn.fetch(FILTERED_SEARCH_SQL, query, limit, *args)

@@ -4,13 +4,14 @@ import asyncpg
 import numpy as np
 import pytest
 
+from store.database import open_pool
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.embedding_space import HNSW_INDEX
 from store.errors import DatabaseUnavailable
 from store.filters import ChunkFilter
 from store.pgvector_version import parse_version, supported
-from store.vector_search import SEARCH_SQL, VectorSearch
+from store.vector_search import SEARCH_SQL, VectorSearch, session_settings
 
 DIM = 16
 
@@ -123,3 +124,51 @@ def test_a_pgvector_older_than_0_5_is_refused_and_0_8_enables_iterative_scans() 
         supported(parse_version("0.4.4"))
     assert supported(parse_version("0.7.4")).iterative_scan is False
     assert supported(parse_version("0.8.0")).iterative_scan is True
+
+
+async def test_a_pools_ef_search_holds_on_every_connection_after_each_release(
+    database_url: str,
+) -> None:
+    pool = await open_pool(database_url, max_size=2, settings=session_settings(5))
+    try:
+        rng = np.random.default_rng(12)
+        await _store_vectors(pool, _unit(rng, 3000))
+        await pool.execute("ANALYZE chunks")
+        # Without an iterative scan an HNSW scan hands back at most ef_search rows: 5
+        # rows for LIMIT 20 show the index scan uses it (the default, 40, gives 20).
+        query = _unit(rng, 1)[0]
+        assert len(await pool.fetch(SEARCH_SQL, query, 20, None, None, None)) == 5
+        for _ in range(3):  # released (RESET ALL) after each round, both connections
+            async with pool.acquire() as first, pool.acquire() as second:
+                for conn in (first, second):
+                    assert await conn.fetchval("SHOW hnsw.ef_search") == "5"
+                    await conn.execute("SET hnsw.ef_search = 300")  # undone on release
+    finally:
+        await pool.close()
+
+
+async def test_a_search_at_the_pools_ef_search_is_one_statement_with_the_same_hits(
+    database_url: str,
+) -> None:
+    pool = await open_pool(database_url, max_size=1, settings=session_settings(100))
+    try:
+        rng = np.random.default_rng(13)
+        vectors = _unit(rng, 500)
+        await _store_vectors(pool, vectors)
+        sent: list[str] = []
+        async with pool.acquire() as conn:  # the pool's one connection
+            conn.add_query_logger(lambda record: sent.append(record.query))
+            reset = conn.get_reset_query()
+        query = _unit(rng, 1)[0]
+        sent.clear()
+        hits = await VectorSearch(pool, ef_search=100, pool_ef_search=100).nearest(query, limit=10)
+        assert [q for q in sent if not q.startswith(reset)] == [SEARCH_SQL]
+        exact = np.argsort(-(vectors @ query))[:10]
+        assert [h.text for h in hits] == [f"chunk {i}" for i in exact]
+        # Another ef_search than the pool's still sets its own, in a transaction.
+        sent.clear()
+        other = VectorSearch(pool, ef_search=200, pool_ef_search=100)
+        assert await other.nearest(query, limit=10) == hits
+        assert "SET LOCAL hnsw.ef_search = 200" in sent
+    finally:
+        await pool.close()
