@@ -87,7 +87,16 @@ async def test_a_run_routed_to_a_reply_cancels_its_early_search(
 ) -> None:
     route = {"action": "reply", "standalone_question": "thanks", "reply": "You're welcome."}
     fake.script("route", Reply(route))
-    answer = await handbook.loop(reasoner=_reasoner(fake)).answer("thanks!")
+    # The chunks are locked for the run, so the early search is still waiting when the
+    # reply is ready: only cancelling it leaves nothing of it running.
+    async with handbook.pool.acquire() as holder:
+        locked = holder.transaction()
+        await locked.start()
+        try:
+            await holder.execute("LOCK TABLE chunks IN ACCESS EXCLUSIVE MODE")
+            answer = await handbook.loop(reasoner=_reasoner(fake)).answer("thanks!")
+            left = [t for t in asyncio.all_tasks() if "_retriever_call" in repr(t.get_coro())]
+        finally:
+            await locked.rollback()
     assert not answer.claims and [r.tool for r in fake.requests] == ["route"]
-    left = [t for t in asyncio.all_tasks() if "_retriever_call" in repr(t.get_coro())]
     assert left == []
