@@ -104,6 +104,15 @@ ALLOWED = {
     ("store/embedding_space.py", "int(model.dimension)"): (
         "an int; a type modifier such as vector(384) cannot be a query parameter"
     ),
+    ("store/database.py", "name"): (
+        "a setting name, refused unless it matches _SETTING_NAME; SET takes no query parameters"
+    ),
+    ("store/database.py", "literal"): (
+        "a setting's value (from code, not users) with its quotes doubled, inside quotes"
+    ),
+    ("store/database.py", "self.statements"): (
+        "the SET text built from checked names and quoted values, run on connect and reset"
+    ),
 }
 
 
