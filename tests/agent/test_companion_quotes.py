@@ -14,13 +14,12 @@ import pytest
 from agent.loop import AgentLoop
 from agent.reasoners.companions import companions
 from agent.reasoners.extractive import ExtractiveOptions
-from agent.retrieval.reading import Passage
 from agent.sentences import SentenceSplitter
 from jobs.documents import SourceDocument, StaticSource
-from store.corpus import ChunkSpan
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from tests.agent.conftest import Built, all_quotes_stored, built_from
+from tests.agent.test_hops import passage
 
 PAGES = [
     SourceDocument(
@@ -113,34 +112,16 @@ async def test_a_near_miss_on_the_same_item_stays_escalated(pages: Built) -> Non
     assert not any(c.span for c in answer.claims)
 
 
-def _passage(text: str) -> Passage:
-    return Passage(
-        document_id=1,
-        title="Page",
-        url=None,
-        uri="page.md",
-        source="test",
-        collection="test",
-        heading_path=(),
-        char_start=0,
-        char_end=len(text),
-        text=text,
-        chunk_ids=(1,),
-        score=1.0,
-        spans=(ChunkSpan(1, 1, 0, 0, len(text), ()),),
-    )
-
-
 def test_companions_stay_inside_their_paragraph_or_item() -> None:
     splitter = SentenceSplitter()
     text = (
         "Paragraph one says who signs the form. Another sentence ends it.\n\n"
         "Submit the form to forms@kb.test by Friday.\n"
     )
-    units = splitter.split(text)
+    units, page = splitter.split(text), passage(1, "Page", text)
     last = next(u for u in units if u.text.startswith("Another"))
     # The next paragraph holds an address, but is another block: no companion.
-    assert companions(units, _passage(text), last, "contact", "where do I send it?") == ()
+    assert companions(units, page, last, "contact", "where do I send it?") == ()
     first = next(u for u in units if u.text.startswith("Paragraph"))
     # The next sentence of the same paragraph holds no address: no companion either.
-    assert companions(units, _passage(text), first, "contact", "where do I send it?") == ()
+    assert companions(units, page, first, "contact", "where do I send it?") == ()

@@ -18,6 +18,7 @@ from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from tests.agent.conftest import Built, built_from
+from tests.agent.test_hops import evidence
 
 
 def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
@@ -103,22 +104,7 @@ async def test_two_pages_naming_two_people_for_two_roles_are_no_conflict(named: 
 
 
 def _evidence(document_id: int, quote: str, title: str = "") -> Evidence:
-    return Evidence(
-        sub_question=0,
-        claim=quote,
-        quote=quote,
-        chunk_id=document_id,
-        document_id=document_id,
-        title=title or f"Page {document_id}",
-        url=None,
-        uri=f"page-{document_id}.md",
-        source="notes",
-        collection="notes",
-        section="",
-        updated_at=None,
-        score=1.0,
-        support="strong",
-    )
+    return evidence(document_id, title or f"Page {document_id}", quote, 1.0)
 
 
 def test_the_two_things_a_comparison_asks_about_are_no_conflict(
