@@ -247,6 +247,12 @@ ROLE_MODIFIERS = frozenset(
 LOCATIVE_PREPOSITIONS = frozenset(
     """in at near inside outside across throughout within around""".split()
 )
+# Abbreviations a full stop ends inside a name ("Dr. Jane Smith", "St. Louis", "Acme
+# Inc. Europe"): after any other word, ". " followed by a capital starts a sentence.
+NAME_ABBREVIATIONS = frozenset(
+    """dr mr mrs ms mx prof st mt ft jr sr rev gen col capt lt sgt inc co corp ltd no
+    vol dept univ""".split()
+)
 # Nouns that make a capitalised phrase an organisation ("Office of Personnel Management").
 ORGANISATION_NOUNS = frozenset(
     """office agency administration department division service services center centre

@@ -12,7 +12,7 @@ question's qualifiers ("monthly", "maximum", "part-time") against the quote's co
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agent.language.questions import AnswerType
 from agent.language.rules import (
@@ -22,6 +22,7 @@ from agent.language.rules import (
     DEFINES,
     LOCATIVE_PREPOSITIONS,
     MONTHS,
+    NAME_ABBREVIATIONS,
     NUMBER_LEADS,
     NUMBER_WORDS,
     ORGANISATION_NOUNS,
@@ -90,6 +91,8 @@ _CAPITALISED = re.compile(
     r"(?:[A-Z][\w’'.&-]*|\d+[A-Z][\w-]*)(?:\s+(?:(?:of|the|for|and|de|la|von|van|&)\s+)*"
     r"(?:[A-Z][\w’'.&-]*|\d+[A-Z]?\w*))*"
 )
+# A word ending in a full stop followed by space, inside a capitalised run.
+_SENTENCE_STOP = re.compile(r"([\w’'.&-]*?\w)\.\s+(?=\S)")
 _CLAUSE_BREAK = re.compile(r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|\.\s|\n)\s*")
 
 
@@ -245,7 +248,7 @@ def _placed_names(quote: str) -> list[tuple[str, int, str]]:
     quote with its Markdown links read as their text; the word before folded."""
     plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
     found = []
-    for match in _CAPITALISED.finditer(plain):
+    for match in _sentence_pieces(_CAPITALISED.finditer(plain)):
         phrase = match.group().strip(" .")
         words = phrase.split()
         while words and words[0].casefold() in _COMMON:
@@ -261,6 +264,35 @@ def _placed_names(quote: str) -> list[tuple[str, int, str]]:
         previous = dropped[-1] if dropped else (WORD.findall(before) or [""])[-1]
         found.append((fold(previous), match.start() + offset, " ".join(words)))
     return found
+
+
+class _Piece:
+    """A stretch of a `_CAPITALISED` match, with the match's `group()` / `start()`."""
+
+    def __init__(self, text: str, start: int) -> None:
+        self._text, self._start = text, start
+
+    def group(self) -> str:
+        return self._text
+
+    def start(self) -> int:
+        return self._start
+
+
+def _sentence_pieces(matches: Iterable[re.Match[str]]) -> Iterator[_Piece]:
+    """Each capitalised run cut where a sentence ends inside it: "… to HR. Payroll pays"
+    is "HR", then a new sentence, not one name "HR. Payroll". A full stop after an
+    initial ("J. R. R. Tolkien"), a dotted initialism ("U.S. Army") or a title
+    abbreviation ("Dr. Jane Smith", `NAME_ABBREVIATIONS`) is inside the name."""
+    for match in matches:
+        text, start = match.group(), match.start()
+        for stop in _SENTENCE_STOP.finditer(text):
+            word = stop.group(1)
+            if len(word) == 1 or "." in word or word.casefold() in NAME_ABBREVIATIONS:
+                continue
+            yield _Piece(text[: stop.end(1) + 1], start)
+            text, start = text[stop.end() :], start + stop.end()
+        yield _Piece(text, start)
 
 
 def _roles(quote: str, question: str) -> list[str]:

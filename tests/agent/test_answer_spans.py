@@ -56,6 +56,20 @@ from agent.language.typos import corrections, edit_distance
             "Office of Travel Services",
         ),
         (
+            # A name ends where its sentence does: not "Acme Payroll. Payroll".
+            "Which office issues the travel cards?",
+            "Travel cards are issued by the Office of Travel Services. Payroll repays the fees.",
+            "organisation",
+            "Office of Travel Services",
+        ),
+        (
+            # ... but a title's full stop is inside the name.
+            "Who signs the travel voucher?",
+            "Vouchers are signed by Dr. Mirela Voss. Keep a copy for your records.",
+            "person",
+            "Dr. Mirela Voss",
+        ),
+        (
             "What's the email for travel questions?",
             "Send travel questions to travel@example.gov or ask in #admins-travel.",
             "contact",
