@@ -121,6 +121,25 @@ def _names_differ(
     return not titled and not compared
 
 
+def restated_with_one_change(a: str, b: str) -> bool:
+    """Whether `b` is `a` said again with one stretch changed (a value, a name, a "not"
+    added or dropped): word for word the same but for that stretch, which is short and
+    leaves most of the longer sentence's words in both, in the same order. This is what a
+    stale copy or a revised page looks like beside the original; two sentences that
+    differ in two places say two things ("Dana Reyes … for sales", "Sam Ortiz … for
+    support"), and whether the change is a disagreement is `find_conflicts`' call."""
+    words_a, words_b = WORD.findall(a), WORD.findall(b)
+    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changed) != 1:
+        return False
+    _, i1, i2, j1, j2 = changed[0]
+    if max(i2 - i1, j2 - j1) > _MAX_NAME_WORDS:
+        return False
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    return shared >= _SAME_STATEMENT * max(len(words_a), len(words_b))
+
+
 def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
     """Whether the numbers each quote has and the other lacks are in its own page's title
     ("The MEO Rip Curl Pro Portugal 2017 is an event …" on its page, "… 2016 was an event

@@ -1,0 +1,91 @@
+"""The answer's quote searched for elsewhere (agent/corroboration.py), on a real index: a
+stale copy that the question's own search never reads, saying the quoted sentence with
+another value, is found and shown as a source that disagrees; a page saying a similar
+sentence about something else (two stretches changed) is two facts, not a conflict."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from agent.loop import LoopOptions
+from jobs.documents import SourceDocument, StaticSource
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built_from
+
+
+def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
+    return SourceDocument(
+        uri=uri,
+        title=title,
+        url=f"https://kb.test/{uri.removesuffix('.md')}",
+        text=f"# {title}\n\n{text}",
+        updated_at=datetime(year, 3, 1, tzinfo=UTC),
+    )
+
+
+PAGES = [
+    # One fact, two values: the page was revised and the old copy kept.
+    _page(
+        "parking.md",
+        "Parking permits",
+        "A monthly parking permit for the Denver office garage costs $85 for employees.",
+        2023,
+    ),
+    _page(
+        "parking-revised.md",
+        "Garage notes",
+        "A monthly parking permit for the Denver office garage costs $95 for employees.",
+        2025,
+    ),
+    # Two facts in similar sentences: another office, another kind of badge.
+    _page(
+        "badges.md",
+        "Security badges",
+        "A replacement security badge for the Austin office lobby costs $25 for employees.",
+        2024,
+    ),
+    _page(
+        "badges-contractors.md",
+        "Contractor badges",
+        "A replacement visitor badge for the Austin office lobby costs $40 for contractors.",
+        2024,
+    ),
+]
+
+# The question's own search reads one hit: only one of two pages is found by it.
+ONE_HIT = LoopOptions(hits_per_query=1, read_per_question=1)
+
+
+@pytest.fixture(scope="module")
+async def revised(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    async for result in built_from(pg_server, embedder, StaticSource("notes", PAGES), "notes"):
+        yield result
+
+
+async def test_a_copy_with_another_value_not_read_by_the_question_is_shown_as_a_conflict(
+    revised: Built,
+) -> None:
+    answer = await revised.loop(options=ONE_HIT).answer(
+        "How much is a monthly parking permit for the Denver office garage?"
+    )
+    (conflict,) = answer.conflicts
+    sides = [answer.claims[i].quote for i in conflict.claims]
+    assert any("$85" in s for s in sides) and any("$95" in s for s in sides)
+    cited = {answer.citation(answer.claims[i].citation).title for i in conflict.claims}
+    assert cited == {"Parking permits", "Garage notes"}
+    assert answer.citation(conflict.newer or 0).title == "Garage notes"
+
+
+async def test_a_similar_sentence_about_another_thing_is_no_conflict(revised: Built) -> None:
+    answer = await revised.loop(options=ONE_HIT).answer(
+        "How much does a replacement security badge for the Austin office cost?"
+    )
+    assert any("$25" in c.quote for c in answer.claims)
+    assert answer.conflicts == ()
+    assert not any("$40" in c.quote for c in answer.claims)
