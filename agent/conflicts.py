@@ -46,7 +46,7 @@ class FoundConflict:
     sub_question: int
     first: Evidence
     second: Evidence
-    kind: str  # number, amount, date, yes_no, name
+    kind: str  # number, amount, date, yes_no, name, answer
 
     @property
     def newer(self) -> Evidence | None:
@@ -79,6 +79,8 @@ def find_conflicts(
             question = questions[a.sub_question] if a.sub_question < len(questions) else ""
             if not kind and question and _names_differ(a, b, question, stems):
                 kind = "name"
+            if not kind and (_answer_replaced(a, b, question) or _answer_replaced(b, a, question)):
+                kind = "answer"
             if kind:
                 found.append(FoundConflict(a.sub_question, a, b, kind))
     return found
@@ -121,6 +123,43 @@ def _names_differ(
     return not titled and not compared
 
 
+def _answer_replaced(a: Evidence, b: Evidence, question: str) -> bool:
+    """Whether `b` is `a`'s sentence with `a`'s answer (its span) replaced by something
+    else: "… located 20 mi west of central London, and 7 miles from Windsor." against the
+    same sentence with "punk rock" where "7 miles" was. Whatever stands in the answer's
+    place, the other page says something else there. Not when each changed stretch is in
+    its own page's title, nor when both are the things a comparison asks about."""
+    if not a.span:
+        return False
+    change = _one_change(a.quote, b.quote)
+    if change is None:
+        return False
+    mine, theirs = change
+    span_words = _folded(WORD.findall(a.span))
+    if not mine or not theirs or not (span_words & _folded(mine)):
+        return False
+    titled = _within(mine, a.title) and _within(theirs, b.title)
+    compared = bool(question) and _within(mine, question) and _within(theirs, question)
+    return not titled and not compared
+
+
+def _one_change(a: str, b: str) -> tuple[list[str], list[str]] | None:
+    """The words of the one stretch `b` changes in `a` (each side's), when `b` is `a` said
+    again with one short stretch changed and most words kept in order; else None."""
+    words_a, words_b = WORD.findall(a), WORD.findall(b)
+    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changed) != 1:
+        return None
+    _, i1, i2, j1, j2 = changed[0]
+    if max(i2 - i1, j2 - j1) > _MAX_NAME_WORDS:
+        return None
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
+        return None
+    return words_a[i1:i2], words_b[j1:j2]
+
+
 def restated_with_one_change(a: str, b: str) -> bool:
     """Whether `b` is `a` said again with one stretch changed (a value, a name, a "not"
     added or dropped): word for word the same but for that stretch, which is short and
@@ -128,16 +167,7 @@ def restated_with_one_change(a: str, b: str) -> bool:
     stale copy or a revised page looks like beside the original; two sentences that
     differ in two places say two things ("Dana Reyes … for sales", "Sam Ortiz … for
     support"), and whether the change is a disagreement is `find_conflicts`' call."""
-    words_a, words_b = WORD.findall(a), WORD.findall(b)
-    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
-    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
-    if len(changed) != 1:
-        return False
-    _, i1, i2, j1, j2 = changed[0]
-    if max(i2 - i1, j2 - j1) > _MAX_NAME_WORDS:
-        return False
-    shared = sum(block.size for block in matcher.get_matching_blocks())
-    return shared >= _SAME_STATEMENT * max(len(words_a), len(words_b))
+    return _one_change(a, b) is not None
 
 
 def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:

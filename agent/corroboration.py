@@ -13,7 +13,9 @@ is quoted beside the answer, so the answer shows both sources, cited, the newer 
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
+import itertools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -34,8 +36,8 @@ class CorroborationOptions:
     # Hits of the quote's search looked through: a copy of the quoted sentence ranks at
     # the top of a search made of that sentence.
     hits: int = 5
-    # Answered sub-questions whose quote is searched for (one search each).
-    sub_questions: int = 2
+    # Answer quotes searched for (one search each, run together).
+    searches: int = 3
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,20 +68,28 @@ class Corroborator:
         self._options = options or CorroborationOptions()
 
     async def disagreeing(self, drafts: Sequence[DraftClaim]) -> list[DraftClaim]:
-        """Drafts quoting sources that disagree with `drafts`' answer quotes (none when
-        the answer already shows a conflict for that sub-question); each one's chunk is
+        """Drafts quoting sources that disagree with `drafts`' answer quotes (none for a
+        sub-question whose answer already shows a conflict); each one's chunk is
         recorded as read and its evidence added to the state, so the answer grounds it
         and shows the conflict."""
         started = time.perf_counter()
         questions = [q.text for q in self.state.sub_questions]
-        found: list[DraftClaim] = []
-        for evidence in self._answer_quotes(drafts, questions):
-            hits = await self._retriever.retrieve(
-                evidence.quote, limit=self._options.hits, where=self.state.goal.scope
+        quotes = self._answer_quotes(drafts, questions)
+        searches = await asyncio.gather(
+            *(
+                self._retriever.retrieve(
+                    e.quote, limit=self._options.hits, where=self.state.goal.scope
+                )
+                for e in quotes
             )
+        )
+        found: list[DraftClaim] = []
+        taken: set[tuple[int, str]] = set()
+        for evidence, hits in zip(quotes, searches, strict=True):
             other = self._first_disagreeing(evidence, hits, questions)
-            if other is None:
+            if other is None or (other.draft.chunk_id, other.draft.quote) in taken:
                 continue
+            taken.add((other.draft.chunk_id, other.draft.quote))
             for span in other.passage.spans:
                 self._chunks[span.chunk_id] = other.passage
                 self.state.visited.setdefault(
@@ -91,35 +101,27 @@ class Corroborator:
             self.state.evidence.append(other.evidence)
             found.append(other.draft)
         self._recorder.record(
-            "corroborate", f"{len(questions)} sub-questions", f"{len(found)} disagree", started
+            "corroborate", f"{len(quotes)} quotes searched", f"{len(found)} disagree", started
         )
         return found
 
     def _answer_quotes(self, drafts: Sequence[DraftClaim], questions: list[str]) -> list[Evidence]:
-        """The first quote of each answered sub-question with no conflict shown yet."""
+        """The quotes to search for: those of answered sub-questions with no conflict
+        shown yet, the ones holding an answer (a span) first, at most `searches`."""
         by_quote = {(e.chunk_id, e.quote): e for e in self.state.evidence}
-        picked: list[Evidence] = []
-        seen: set[int] = set()
-        for draft in drafts:
-            index = draft.sub_question
-            if index in seen or index not in self.state.answered:
+        quoted = [e for d in drafts if (e := by_quote.get((d.chunk_id, d.quote))) is not None]
+        shown = {
+            c.sub_question for c in find_conflicts(quoted, stems=self._stems, questions=questions)
+        }
+        picked: dict[str, Evidence] = {}
+        for evidence in sorted(quoted, key=lambda e: not e.span):
+            index = evidence.sub_question
+            if index in shown or index not in self.state.answered or evidence.quote in picked:
                 continue
-            evidence = by_quote.get((draft.chunk_id, draft.quote))
-            if evidence is None:
-                continue
-            seen.add(index)
-            quoted = [
-                e
-                for d in drafts
-                if d.sub_question == index
-                and (e := by_quote.get((d.chunk_id, d.quote))) is not None
-            ]
-            if find_conflicts(quoted, stems=self._stems, questions=questions):
-                continue
-            picked.append(evidence)
-            if len(picked) == self._options.sub_questions:
+            picked[evidence.quote] = evidence
+            if len(picked) == self._options.searches:
                 break
-        return picked
+        return list(picked.values())
 
     def _first_disagreeing(
         self, quoted: Evidence, hits: Sequence[ChunkHit], questions: list[str]
@@ -127,21 +129,25 @@ class Corroborator:
         for hit in hits:
             if hit.document_id == quoted.document_id:
                 continue
-            for sentence in sentences(hit.text):
-                if not restated_with_one_change(quoted.quote, sentence.text):
+            for text in _statements(hit.text):
+                if not restated_with_one_change(quoted.quote, text):
                     continue
-                candidate = _evidence(quoted, hit, sentence.text)
+                candidate = _evidence(quoted, hit, text)
                 if find_conflicts([quoted, candidate], stems=self._stems, questions=questions):
                     draft = DraftClaim(
-                        sentence.text,
-                        sentence.text,
-                        hit.chunk_id,
-                        quoted.sub_question,
-                        "partial",
-                        hit.score,
+                        text, text, hit.chunk_id, quoted.sub_question, "partial", hit.score
                     )
                     return Disagreeing(draft, candidate, _passage(hit))
         return None
+
+
+def _statements(text: str) -> list[str]:
+    """Each sentence of `text`, and each two adjacent ones: a quote of two sentences, or
+    a copy whose changed value ends in a full stop ("KKR & Co. L.P. …" against
+    "Pavel Alexandrov. L.P. …"), is compared with the same stretch of the other page."""
+    units = list(sentences(text))
+    pairs = [text[a.start : b.end] for a, b in itertools.pairwise(units)]
+    return [u.text for u in units] + pairs
 
 
 def _evidence(quoted: Evidence, hit: ChunkHit, sentence: str) -> Evidence:
