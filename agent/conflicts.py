@@ -38,6 +38,8 @@ _NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "e
 # share of the longer one's words stands in both in the same order: a page rewritten with
 # one name changed keeps them all, two sentences that merely share a topic far fewer.
 _SAME_STATEMENT = 0.75
+# The answer types whose answer is a value (a number, an amount, a date or duration).
+_VALUES: frozenset[AnswerType] = frozenset({"number", "date"})
 _MAX_NAME_WORDS = 8  # a longer changed stretch is another sentence, not another name
 
 
@@ -124,19 +126,24 @@ def _names_differ(
 
 
 def _answer_replaced(a: Evidence, b: Evidence, question: str) -> bool:
-    """Whether `b` is `a`'s sentence with `a`'s answer (its span) replaced by something
-    else: "… located 20 mi west of central London, and 7 miles from Windsor." against the
-    same sentence with "punk rock" where "7 miles" was. Whatever stands in the answer's
-    place, the other page says something else there. Not when each changed stretch is in
-    its own page's title, nor when both are the things a comparison asks about."""
-    if not a.span:
-        return False
+    """Whether `b` is `a`'s sentence with `a`'s answer (its span, or a value where the
+    question asks for one) replaced by something else: "… 20 mi west of central London,
+    and 7 miles from Windsor." against the same sentence with "punk rock" where "7 miles"
+    was. Whatever stands in the answer's place, the other page says something else there.
+    Not when each changed stretch is in its own page's title, nor when both are the
+    things a comparison asks about."""
     change = _one_change(a.quote, b.quote)
     if change is None:
         return False
     mine, theirs = change
-    span_words = _folded(WORD.findall(a.span))
-    if not mine or not theirs or not (span_words & _folded(mine)):
+    if not mine or not theirs:
+        return False
+    span_changed = bool(_folded(WORD.findall(a.span)) & _folded(mine))
+    # For a question asking for a number or a date, a value in the changed stretch is the
+    # answer's place even where no span was found ("born 7 October 1978" against "born
+    # and lead guitarist" for "When was … born?").
+    value_changed = answer_type(question) in _VALUES and bool(_digits_in(" ".join(mine + theirs)))
+    if not (span_changed or value_changed):
         return False
     titled = _within(mine, a.title) and _within(theirs, b.title)
     compared = bool(question) and _within(mine, question) and _within(theirs, question)

@@ -10,11 +10,14 @@ from datetime import UTC, datetime
 
 import pytest
 
+from agent.conflicts import FoundConflict, find_conflicts
+from agent.language.questions import QuestionAnalyzer
 from agent.loop import LoopOptions
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from tests.agent.conftest import Built, built_from
+from tests.agent.test_hops import evidence
 
 
 def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
@@ -89,3 +92,24 @@ async def test_a_similar_sentence_about_another_thing_is_no_conflict(revised: Bu
     assert any("$25" in c.quote for c in answer.claims)
     assert answer.conflicts == ()
     assert not any("$40" in c.quote for c in answer.claims)
+
+
+def test_a_value_replaced_by_anything_in_the_same_sentence_is_a_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "How far from Windsor is the studio?"
+    sentence = "The studio is located 20 miles west of London, and {} from Windsor."
+    studio = evidence(1, "Studio", sentence.format("7 miles"), 1.0)
+
+    def conflicts(other: str, title: str = "Studio notes") -> list[FoundConflict]:
+        found = [studio, evidence(2, title, other, 1.0)]
+        return find_conflicts(
+            found, stems=lambda t: frozenset(analyzer.stems(t)), questions=[question]
+        )
+
+    # No number beside it to compare, yet the other page says something else there.
+    (found,) = conflicts(sentence.format("a short drive"))
+    assert found.kind == "answer"
+    # The same sentence word for word, or changed in two places, is no disagreement.
+    assert conflicts(sentence.format("7 miles")) == []
+    assert conflicts("The studio is located 20 miles east of Leeds, and close to York.") == []
