@@ -145,7 +145,8 @@ def _statements(text: str) -> list[str]:
     """Each sentence of `text`, and each two adjacent ones: a quote of two sentences, or
     a copy whose changed value ends in a full stop ("KKR & Co. L.P. …" against
     "Pavel Alexandrov. L.P. …"), is compared with the same stretch of the other page."""
-    units = list(sentences(text))
+    # Short units too: a copy's changed name may stand as a "sentence" of its own.
+    units = list(sentences(text, min_words=1))
     pairs = [text[a.start : b.end] for a, b in itertools.pairwise(units)]
     return [u.text for u in units] + pairs
 
