@@ -31,6 +31,8 @@ _QUANTITY = re.compile(
     re.I,
 )
 _YEAR = re.compile(r"^(?:1\d{3}|20\d{2})$")
+# A sentence whose subject is a pronoun: what it says is of its own page's subject.
+_PRONOUN_LED = re.compile(r"^\W*(?:it|its|he|his|she|her|they|their|this|these)\b", re.I)
 # The answer types a name answers. A list asks for several names, so two pages naming two
 # of them agree; numbers, dates and yes/no are compared as values (`_disagreement`).
 _NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "entity"})
@@ -74,6 +76,8 @@ def find_conflicts(
             if a.sub_question != b.sub_question or a.document_id == b.document_id:
                 continue
             if _jaccard(stems(a.quote), stems(b.quote)) < overlap:
+                continue
+            if _about_their_own_pages(a, b, stems):
                 continue
             kind = _disagreement(a.quote, b.quote)
             if kind in ("amount", "date", "number") and _values_name_their_pages(a, b):
@@ -122,7 +126,7 @@ def _names_differ(
         return False
     titled = _within(mine, a.title) and _within(theirs, b.title)
     compared = _within(mine, question) and _within(theirs, question)
-    return not titled and not compared
+    return not titled and not compared and not _name_each_other(mine, theirs, a, b)
 
 
 def _answer_replaced(a: Evidence, b: Evidence, question: str) -> bool:
@@ -147,7 +151,7 @@ def _answer_replaced(a: Evidence, b: Evidence, question: str) -> bool:
         return False
     titled = _within(mine, a.title) and _within(theirs, b.title)
     compared = bool(question) and _within(mine, question) and _within(theirs, question)
-    return not titled and not compared
+    return not titled and not compared and not _name_each_other(mine, theirs, a, b)
 
 
 def _one_change(a: str, b: str) -> tuple[list[str], list[str]] | None:
@@ -177,6 +181,18 @@ def restated_with_one_change(a: str, b: str) -> bool:
     return _one_change(a, b) is not None
 
 
+def _about_their_own_pages(
+    a: Evidence, b: Evidence, stems: Callable[[str], frozenset[str]]
+) -> bool:
+    """Whether a quote leans on a pronoun for its subject ("It is intended to be the
+    fifth installment …", "He won …") on pages about different things (titles sharing
+    under half their words): each sentence is about its own page's subject, so the two
+    say two things. A revised copy of one page keeps most of its title's words."""
+    if not (_PRONOUN_LED.match(a.quote) or _PRONOUN_LED.match(b.quote)):
+        return False
+    return _jaccard(stems(a.title), stems(b.title)) < 0.5
+
+
 def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
     """Whether the numbers each quote has and the other lacks are in its own page's title
     ("The MEO Rip Curl Pro Portugal 2017 is an event …" on its page, "… 2016 was an event
@@ -188,6 +204,13 @@ def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
         and only_mine <= _digits_in(a.title)
         and only_theirs <= _digits_in(b.title)
     )
+
+
+def _name_each_other(mine: Sequence[str], theirs: Sequence[str], a: Evidence, b: Evidence) -> bool:
+    """Whether each changed stretch is the other page's title: two pages pointing at
+    each other ("In 1983, he and Ulf Merbold …" on Byron Lichtenberg's page, "… he and
+    Byron Lichtenberg …" on Ulf Merbold's), one fact told from both sides."""
+    return _within(mine, b.title) and _within(theirs, a.title)
 
 
 def _digits_in(text: str) -> frozenset[str]:

@@ -5,6 +5,7 @@ sentence about something else (two stretches changed) is two facts, not a confli
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
@@ -113,3 +114,34 @@ def test_a_value_replaced_by_anything_in_the_same_sentence_is_a_conflict(
     # The same sentence word for word, or changed in two places, is no disagreement.
     assert conflicts(sentence.format("7 miles")) == []
     assert conflicts("The studio is located 20 miles east of Leeds, and close to York.") == []
+
+
+def test_pronoun_sentences_on_pages_about_different_things_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Which film is the fifth installment in the series?"
+    sentence = "It is intended to be the {} installment in the Harbour Lights series."
+    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    fifth = evidence(1, "Night Tide (film)", sentence.format("fifth"), 1.0)
+    fifth = dataclasses.replace(fifth, span="fifth")
+    # Each "It" is its own page's film: two facts.
+    sixth = evidence(2, "Morning Fog (film)", sentence.format("sixth"), 1.0)
+    assert find_conflicts([fifth, sixth], stems=stems, questions=[question]) == []
+    # The same page revised says otherwise.
+    revised = evidence(2, "Night Tide (film, revised)", sentence.format("sixth"), 1.0)
+    assert find_conflicts([fifth, revised], stems=stems, questions=[question]) != []
+
+
+def test_two_pages_naming_each_other_in_one_sentence_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Who flew as a payload specialist with him?"
+    sentence = "In 1983, he and {} became the first payload specialists to fly on the shuttle."
+    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    found = [
+        evidence(1, "Byron Lichtenberg", sentence.format("Ulf Merbold"), 1.0),
+        evidence(2, "Ulf Merbold", sentence.format("Byron Lichtenberg"), 1.0),
+    ]
+    assert find_conflicts(found, stems=stems, questions=[question]) == []
+    found[1] = evidence(2, "Payload specialists", sentence.format("Byron Lichtenberg"), 1.0)
+    assert find_conflicts(found, stems=stems, questions=[question]) != []
