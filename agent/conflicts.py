@@ -124,7 +124,7 @@ def _names_differ(
     shared = sum(block.size for block in matcher.get_matching_blocks())
     if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
         return False
-    titled = _within(mine, a.title) and _within(theirs, b.title)
+    titled = _in_own_title(mine, a.title) and _in_own_title(theirs, b.title)
     compared = _within(mine, question) and _within(theirs, question)
     return not titled and not compared and not _name_each_other(mine, theirs, a, b)
 
@@ -149,7 +149,7 @@ def _answer_replaced(a: Evidence, b: Evidence, question: str) -> bool:
     value_changed = answer_type(question) in _VALUES and bool(_digits_in(" ".join(mine + theirs)))
     if not (span_changed or value_changed):
         return False
-    titled = _within(mine, a.title) and _within(theirs, b.title)
+    titled = _in_own_title(mine, a.title) and _in_own_title(theirs, b.title)
     compared = bool(question) and _within(mine, question) and _within(theirs, question)
     return not titled and not compared and not _name_each_other(mine, theirs, a, b)
 
@@ -204,6 +204,14 @@ def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
         and only_mine <= _digits_in(a.title)
         and only_theirs <= _digits_in(b.title)
     )
+
+
+def _in_own_title(words: Sequence[str], title: str) -> bool:
+    """Whether a changed stretch is its page's own name: its words all in the title, or
+    its numbers all in the title's ("Marine Fighting Squadron 213 (VMF-213) was …" on
+    the page "VMF-213", "… 111 (VMF-111) …" on "VMF-111": two squadrons' pages)."""
+    digits = _digits_in(" ".join(words))
+    return _within(words, title) or (bool(digits) and digits <= _digits_in(title))
 
 
 def _name_each_other(mine: Sequence[str], theirs: Sequence[str], a: Evidence, b: Evidence) -> bool:

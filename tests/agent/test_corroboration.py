@@ -145,3 +145,18 @@ def test_two_pages_naming_each_other_in_one_sentence_are_no_conflict(
     assert find_conflicts(found, stems=stems, questions=[question]) == []
     found[1] = evidence(2, "Payload specialists", sentence.format("Byron Lichtenberg"), 1.0)
     assert find_conflicts(found, stems=stems, questions=[question]) != []
+
+
+def test_pages_whose_changed_number_is_their_own_title_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Which aircraft carrier was the squadron assigned to?"
+    sentence = "Marine Fighting Squadron {0} (VMF-{0}) was a reserve fighter squadron."
+    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    found = [
+        evidence(1, "VMF-213", sentence.format("213"), 1.0),
+        evidence(2, "VMF-111", sentence.format("111"), 1.0),
+    ]
+    assert find_conflicts(found, stems=stems, questions=[question]) == []
+    found[1] = evidence(2, "VMF-213 (revised)", sentence.format("111"), 1.0)
+    assert find_conflicts(found, stems=stems, questions=[question]) != []
