@@ -67,8 +67,12 @@ class AgentLoop:
         fallback: Reasoner | None = None,
         runs: RunRepository | None = None,
         options: LoopOptions | None = None,
+        corroboration: Retriever | None = None,
     ) -> None:
         self._retriever = retriever
+        # What searches for other pages saying an answer's quote (agent/corroboration.py):
+        # the product passes keyword search alone; by default, `retriever`.
+        self._corroboration = corroboration or retriever
         self._reader = reader
         self._reasoner = reasoner
         self._fallback = fallback
@@ -173,7 +177,7 @@ class _Run:
         self.corroborator = Corroborator(
             state=self.state,
             chunks=self.driver.chunks,
-            retriever=loop._retriever,
+            retriever=loop._corroboration,
             stems=loop._stems,
             recorder=self.recorder,
         )
