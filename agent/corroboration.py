@@ -91,7 +91,7 @@ class Corroborator:
                 continue
             taken.add((other.draft.chunk_id, other.draft.quote))
             for span in other.passage.spans:
-                self._chunks[span.chunk_id] = other.passage
+                self._chunks.setdefault(span.chunk_id, other.passage)  # read already: kept
                 self.state.visited.setdefault(
                     span.chunk_id,
                     SourceRead(
