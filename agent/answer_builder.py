@@ -79,9 +79,13 @@ class AnswerBuilder:
         claims, citations = self._numbered([d for p in parts for d in p.kept])
         await self._recorder.hand_over_claims(claims, citations)
 
-    async def grounded(self, drafts: list[DraftClaim]) -> Answer:
+    async def grounded(
+        self, drafts: list[DraftClaim], disagreeing: Sequence[DraftClaim] = ()
+    ) -> Answer:
+        """The answer from the reasoner's `drafts` (at most `max_claims` of them) and the
+        quotes of sources found to disagree with them (agent/corroboration.py), after."""
         started = time.perf_counter()
-        drafts = drafts[: self._max_claims]
+        drafts = [*drafts[: self._max_claims], *disagreeing]
         grounded = await self._ground(drafts, from_run=True)
         kept = list(grounded.kept)
         self._recorder.record("verify", f"{len(drafts)} claims", f"{len(kept)} verified", started)

@@ -31,6 +31,8 @@ _QUANTITY = re.compile(
     re.I,
 )
 _YEAR = re.compile(r"^(?:1\d{3}|20\d{2})$")
+# A sentence whose subject is a pronoun: what it says is of its own page's subject.
+_PRONOUN_LED = re.compile(r"^\W*(?:it|its|he|his|she|her|they|their|this|these)\b", re.I)
 # The answer types a name answers. A list asks for several names, so two pages naming two
 # of them agree; numbers, dates and yes/no are compared as values (`_disagreement`).
 _NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "entity"})
@@ -38,6 +40,8 @@ _NAMED: frozenset[AnswerType] = frozenset({"person", "organisation", "place", "e
 # share of the longer one's words stands in both in the same order: a page rewritten with
 # one name changed keeps them all, two sentences that merely share a topic far fewer.
 _SAME_STATEMENT = 0.75
+# The answer types whose answer is a value (a number, an amount, a date or duration).
+_VALUES: frozenset[AnswerType] = frozenset({"number", "date"})
 _MAX_NAME_WORDS = 8  # a longer changed stretch is another sentence, not another name
 
 
@@ -46,7 +50,7 @@ class FoundConflict:
     sub_question: int
     first: Evidence
     second: Evidence
-    kind: str  # number, amount, date, yes_no, name
+    kind: str  # number, amount, date, yes_no, name, answer
 
     @property
     def newer(self) -> Evidence | None:
@@ -73,12 +77,16 @@ def find_conflicts(
                 continue
             if _jaccard(stems(a.quote), stems(b.quote)) < overlap:
                 continue
+            if _about_their_own_pages(a, b, stems):
+                continue
             kind = _disagreement(a.quote, b.quote)
             if kind in ("amount", "date", "number") and _values_name_their_pages(a, b):
                 kind = None
             question = questions[a.sub_question] if a.sub_question < len(questions) else ""
             if not kind and question and _names_differ(a, b, question, stems):
                 kind = "name"
+            if not kind and (_answer_replaced(a, b, question) or _answer_replaced(b, a, question)):
+                kind = "answer"
             if kind:
                 found.append(FoundConflict(a.sub_question, a, b, kind))
     return found
@@ -116,9 +124,73 @@ def _names_differ(
     shared = sum(block.size for block in matcher.get_matching_blocks())
     if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
         return False
-    titled = _within(mine, a.title) and _within(theirs, b.title)
+    titled = _in_own_title(mine, a.title) and _in_own_title(theirs, b.title)
     compared = _within(mine, question) and _within(theirs, question)
-    return not titled and not compared
+    return not titled and not compared and not _name_each_other(mine, theirs, a, b)
+
+
+def _answer_replaced(a: Evidence, b: Evidence, question: str) -> bool:
+    """Whether `b` is `a`'s sentence with `a`'s answer (its span, or a value where the
+    question asks for one) replaced by something else: "… 20 mi west of central London,
+    and 7 miles from Windsor." against the same sentence with "punk rock" where "7 miles"
+    was. Whatever stands in the answer's place, the other page says something else there.
+    Not when each changed stretch is in its own page's title, nor when both are the
+    things a comparison asks about."""
+    change = _one_change(a.quote, b.quote)
+    if change is None:
+        return False
+    mine, theirs = change
+    if not mine or not theirs:
+        return False
+    span_changed = bool(_folded(WORD.findall(a.span)) & _folded(mine))
+    # For a question asking for a number or a date, a value in the changed stretch is the
+    # answer's place even where no span was found ("born 7 October 1978" against "born
+    # and lead guitarist" for "When was … born?").
+    value_changed = answer_type(question) in _VALUES and bool(_digits_in(" ".join(mine + theirs)))
+    if not (span_changed or value_changed):
+        return False
+    titled = _in_own_title(mine, a.title) and _in_own_title(theirs, b.title)
+    compared = bool(question) and _within(mine, question) and _within(theirs, question)
+    return not titled and not compared and not _name_each_other(mine, theirs, a, b)
+
+
+def _one_change(a: str, b: str) -> tuple[list[str], list[str]] | None:
+    """The words of the one stretch `b` changes in `a` (each side's), when `b` is `a` said
+    again with one short stretch changed and most words kept in order; else None."""
+    words_a, words_b = WORD.findall(a), WORD.findall(b)
+    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changed) != 1:
+        return None
+    _, i1, i2, j1, j2 = changed[0]
+    if max(i2 - i1, j2 - j1) > _MAX_NAME_WORDS:
+        return None
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
+        return None
+    return words_a[i1:i2], words_b[j1:j2]
+
+
+def restated_with_one_change(a: str, b: str) -> bool:
+    """Whether `b` is `a` said again with one stretch changed (a value, a name, a "not"
+    added or dropped): word for word the same but for that stretch, which is short and
+    leaves most of the longer sentence's words in both, in the same order. This is what a
+    stale copy or a revised page looks like beside the original; two sentences that
+    differ in two places say two things ("Dana Reyes … for sales", "Sam Ortiz … for
+    support"), and whether the change is a disagreement is `find_conflicts`' call."""
+    return _one_change(a, b) is not None
+
+
+def _about_their_own_pages(
+    a: Evidence, b: Evidence, stems: Callable[[str], frozenset[str]]
+) -> bool:
+    """Whether a quote leans on a pronoun for its subject ("It is intended to be the
+    fifth installment …", "He won …") on pages about different things (titles sharing
+    under half their words): each sentence is about its own page's subject, so the two
+    say two things. A revised copy of one page keeps most of its title's words."""
+    if not (_PRONOUN_LED.match(a.quote) or _PRONOUN_LED.match(b.quote)):
+        return False
+    return _jaccard(stems(a.title), stems(b.title)) < 0.5
 
 
 def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
@@ -132,6 +204,21 @@ def _values_name_their_pages(a: Evidence, b: Evidence) -> bool:
         and only_mine <= _digits_in(a.title)
         and only_theirs <= _digits_in(b.title)
     )
+
+
+def _in_own_title(words: Sequence[str], title: str) -> bool:
+    """Whether a changed stretch is its page's own name: its words all in the title, or
+    its numbers all in the title's ("Marine Fighting Squadron 213 (VMF-213) was …" on
+    the page "VMF-213", "… 111 (VMF-111) …" on "VMF-111": two squadrons' pages)."""
+    digits = _digits_in(" ".join(words))
+    return _within(words, title) or (bool(digits) and digits <= _digits_in(title))
+
+
+def _name_each_other(mine: Sequence[str], theirs: Sequence[str], a: Evidence, b: Evidence) -> bool:
+    """Whether each changed stretch is the other page's title: two pages pointing at
+    each other ("In 1983, he and Ulf Merbold …" on Byron Lichtenberg's page, "… he and
+    Byron Lichtenberg …" on Ulf Merbold's), one fact told from both sides."""
+    return _within(mine, b.title) and _within(theirs, a.title)
 
 
 def _digits_in(text: str) -> frozenset[str]:

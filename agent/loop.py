@@ -25,6 +25,7 @@ from typing import Any
 
 from agent.answer import Answer, ClaimCallback, StepCallback, Turn
 from agent.answer_builder import AnswerBuilder
+from agent.corroboration import Corroborator
 from agent.decisions import Decisions
 from agent.errors import note_run
 from agent.followups import compress, last_bot_turn
@@ -66,8 +67,12 @@ class AgentLoop:
         fallback: Reasoner | None = None,
         runs: RunRepository | None = None,
         options: LoopOptions | None = None,
+        corroboration: Retriever | None = None,
     ) -> None:
         self._retriever = retriever
+        # What searches for other pages saying an answer's quote (agent/corroboration.py):
+        # the product passes keyword search alone; by default, `retriever`.
+        self._corroboration = corroboration or retriever
         self._reader = reader
         self._reasoner = reasoner
         self._fallback = fallback
@@ -145,6 +150,7 @@ class _Run:
         on_claim: ClaimCallback | None = None,
     ) -> None:
         options = loop._options
+        self._max_claims = options.max_claims
         goal = Goal(question, question, compress(history, budget_words=options.history_words))
         self.state = AgentState(
             goal=dataclasses.replace(goal, scope=scope), max_steps=options.max_steps
@@ -167,6 +173,13 @@ class _Run:
             stems=loop._stems,
             recorder=self.recorder,
             max_claims=options.max_claims,
+        )
+        self.corroborator = Corroborator(
+            state=self.state,
+            chunks=self.driver.chunks,
+            retriever=loop._corroboration,
+            stems=loop._stems,
+            recorder=self.recorder,
         )
 
     async def execute(self) -> Answer:
@@ -211,7 +224,8 @@ class _Run:
             "evidence",
             lambda r: synthesize(r, state, on_drafts=self.builder.written),
         )
-        return await self.builder.grounded(drafts)
+        disagreeing = await self.corroborator.disagreeing(drafts[: self._max_claims])
+        return await self.builder.grounded(drafts, disagreeing)
 
     def steps(self) -> list[dict[str, Any]]:
         return self.recorder.steps()

@@ -107,7 +107,8 @@ class ActionRecord:
     """One step of the run, as the trace shows it."""
 
     step: int
-    action: str  # route, plan, retrieve, read, extract, judge, rewrite, synthesize, verify
+    # route, plan, retrieve, read, extract, judge, rewrite, synthesize, corroborate, verify
+    action: str
     input: str
     output: str
     latency_ms: float

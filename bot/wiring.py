@@ -21,6 +21,7 @@ from agent.reasoners.evidence import EvidenceScorer
 from agent.reasoners.extractive import ExtractiveReasoner
 from agent.retrieval.dense import Retriever
 from agent.retrieval.hybrid import EF_SEARCH, HybridRetriever
+from agent.retrieval.keyword import KeywordRetriever
 from agent.retrieval.reading import Reader
 from agent.retrieval.rerank import (
     ChainedReranker,
@@ -358,6 +359,7 @@ def build_agent_loop(
         stems=lambda text: frozenset(analyzer.stems(text)),
         runs=RunRepository(pool),
         options=LoopOptions(max_steps=settings.agent_max_steps),
+        corroboration=KeywordRetriever(keyword_search),
     )
 
 

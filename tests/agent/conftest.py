@@ -19,6 +19,7 @@ from agent.reasoners.base import Reasoner
 from agent.reasoners.evidence import EvidenceScorer
 from agent.reasoners.extractive import ExtractiveOptions, ExtractiveReasoner
 from agent.retrieval.hybrid import HybridRetriever
+from agent.retrieval.keyword import KeywordRetriever
 from agent.retrieval.reading import Reader
 from agent.retrieval.rerank import TitleLinkReranker
 from agent.sentence_vectors import SentenceVectors
@@ -126,6 +127,7 @@ class Built:
             stems=lambda text: frozenset(self.analyzer.stems(text)),
             runs=self.runs,
             options=options,
+            corroboration=KeywordRetriever(self.keyword),
         )
 
 

@@ -1,0 +1,162 @@
+"""The answer's quote searched for elsewhere (agent/corroboration.py), on a real index: a
+stale copy that the question's own search never reads, saying the quoted sentence with
+another value, is found and shown as a source that disagrees; a page saying a similar
+sentence about something else (two stretches changed) is two facts, not a conflict."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+
+import pytest
+
+from agent.conflicts import FoundConflict, find_conflicts
+from agent.language.questions import QuestionAnalyzer
+from agent.loop import LoopOptions
+from jobs.documents import SourceDocument, StaticSource
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built_from
+from tests.agent.test_hops import evidence
+
+
+def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
+    return SourceDocument(
+        uri=uri,
+        title=title,
+        url=f"https://kb.test/{uri.removesuffix('.md')}",
+        text=f"# {title}\n\n{text}",
+        updated_at=datetime(year, 3, 1, tzinfo=UTC),
+    )
+
+
+PAGES = [
+    # One fact, two values: the page was revised and the old copy kept.
+    _page(
+        "parking.md",
+        "Parking permits",
+        "A monthly parking permit for the Denver office garage costs $85 for employees.",
+        2023,
+    ),
+    _page(
+        "parking-revised.md",
+        "Garage notes",
+        "A monthly parking permit for the Denver office garage costs $95 for employees.",
+        2025,
+    ),
+    # Two facts in similar sentences: another office, another kind of badge.
+    _page(
+        "badges.md",
+        "Security badges",
+        "A replacement security badge for the Austin office lobby costs $25 for employees.",
+        2024,
+    ),
+    _page(
+        "badges-contractors.md",
+        "Contractor badges",
+        "A replacement visitor badge for the Austin office lobby costs $40 for contractors.",
+        2024,
+    ),
+]
+
+# The question's own search reads one hit: only one of two pages is found by it.
+ONE_HIT = LoopOptions(hits_per_query=1, read_per_question=1)
+
+
+@pytest.fixture(scope="module")
+async def revised(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    async for result in built_from(pg_server, embedder, StaticSource("notes", PAGES), "notes"):
+        yield result
+
+
+async def test_a_copy_with_another_value_not_read_by_the_question_is_shown_as_a_conflict(
+    revised: Built,
+) -> None:
+    answer = await revised.loop(options=ONE_HIT).answer(
+        "How much is a monthly parking permit for the Denver office garage?"
+    )
+    (conflict,) = answer.conflicts
+    sides = [answer.claims[i].quote for i in conflict.claims]
+    assert any("$85" in s for s in sides) and any("$95" in s for s in sides)
+    cited = {answer.citation(answer.claims[i].citation).title for i in conflict.claims}
+    assert cited == {"Parking permits", "Garage notes"}
+    assert answer.citation(conflict.newer or 0).title == "Garage notes"
+
+
+async def test_a_similar_sentence_about_another_thing_is_no_conflict(revised: Built) -> None:
+    answer = await revised.loop(options=ONE_HIT).answer(
+        "How much does a replacement security badge for the Austin office cost?"
+    )
+    assert any("$25" in c.quote for c in answer.claims)
+    assert answer.conflicts == ()
+    assert not any("$40" in c.quote for c in answer.claims)
+
+
+def test_a_value_replaced_by_anything_in_the_same_sentence_is_a_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "How far from Windsor is the studio?"
+    sentence = "The studio is located 20 miles west of London, and {} from Windsor."
+    studio = evidence(1, "Studio", sentence.format("7 miles"), 1.0)
+
+    def conflicts(other: str, title: str = "Studio notes") -> list[FoundConflict]:
+        found = [studio, evidence(2, title, other, 1.0)]
+        return find_conflicts(
+            found, stems=lambda t: frozenset(analyzer.stems(t)), questions=[question]
+        )
+
+    # No number beside it to compare, yet the other page says something else there.
+    (found,) = conflicts(sentence.format("a short drive"))
+    assert found.kind == "answer"
+    # The same sentence word for word, or changed in two places, is no disagreement.
+    assert conflicts(sentence.format("7 miles")) == []
+    assert conflicts("The studio is located 20 miles east of Leeds, and close to York.") == []
+
+
+def test_pronoun_sentences_on_pages_about_different_things_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Which film is the fifth installment in the series?"
+    sentence = "It is intended to be the {} installment in the Harbour Lights series."
+    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    fifth = evidence(1, "Night Tide (film)", sentence.format("fifth"), 1.0)
+    fifth = dataclasses.replace(fifth, span="fifth")
+    # Each "It" is its own page's film: two facts.
+    sixth = evidence(2, "Morning Fog (film)", sentence.format("sixth"), 1.0)
+    assert find_conflicts([fifth, sixth], stems=stems, questions=[question]) == []
+    # The same page revised says otherwise.
+    revised = evidence(2, "Night Tide (film, revised)", sentence.format("sixth"), 1.0)
+    assert find_conflicts([fifth, revised], stems=stems, questions=[question]) != []
+
+
+def test_two_pages_naming_each_other_in_one_sentence_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Who flew as a payload specialist with him?"
+    sentence = "In 1983, he and {} became the first payload specialists to fly on the shuttle."
+    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    found = [
+        evidence(1, "Byron Lichtenberg", sentence.format("Ulf Merbold"), 1.0),
+        evidence(2, "Ulf Merbold", sentence.format("Byron Lichtenberg"), 1.0),
+    ]
+    assert find_conflicts(found, stems=stems, questions=[question]) == []
+    found[1] = evidence(2, "Payload specialists", sentence.format("Byron Lichtenberg"), 1.0)
+    assert find_conflicts(found, stems=stems, questions=[question]) != []
+
+
+def test_pages_whose_changed_number_is_their_own_title_are_no_conflict(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    question = "Which aircraft carrier was the squadron assigned to?"
+    sentence = "Marine Fighting Squadron {0} (VMF-{0}) was a reserve fighter squadron."
+    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    found = [
+        evidence(1, "VMF-213", sentence.format("213"), 1.0),
+        evidence(2, "VMF-111", sentence.format("111"), 1.0),
+    ]
+    assert find_conflicts(found, stems=stems, questions=[question]) == []
+    found[1] = evidence(2, "VMF-213 (revised)", sentence.format("111"), 1.0)
+    assert find_conflicts(found, stems=stems, questions=[question]) != []
