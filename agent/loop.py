@@ -99,18 +99,24 @@ class AgentLoop:
         on_step: StepCallback | None = None,
         on_claim: ClaimCallback | None = None,
     ) -> Answer:
+        run = _Run(self, question, history, scope, on_step, on_claim)
+        # The search may begin while the run's row is written: a round trip it need not wait.
+        run.begin_search()
         run_id = None
         if self._runs is not None:
-            run_id = await self._runs.start(
-                RunStart(
-                    question=question,
-                    scope=_scope_json(scope),
-                    origin=origin or {},
-                    history_turns=len(history),
-                    reasoner=self._reasoner.name,
+            try:
+                run_id = await self._runs.start(
+                    RunStart(
+                        question=question,
+                        scope=_scope_json(scope),
+                        origin=origin or {},
+                        history_turns=len(history),
+                        reasoner=self._reasoner.name,
+                    )
                 )
-            )
-        run = _Run(self, question, history, scope, on_step, on_claim)
+            except BaseException:
+                await run.driver.drop_early()
+                raise
         started = time.perf_counter()
         try:
             answer = await run.execute()
@@ -187,12 +193,15 @@ class _Run:
         await self.recorder.hand_over(answer)
         return answer
 
-    async def _answer(self) -> Answer:
-        # A first question (no thread yet) is most often searched as asked: its search
-        # starts now, beside the route and plan decisions (seconds with Claude), and the
-        # first step takes its hits when the plan keeps the question whole.
+    def begin_search(self) -> None:
+        """A first question (no thread yet) is most often searched as asked: its search
+        starts now, beside the route and plan decisions (seconds with Claude), and the
+        first step takes its hits when the plan keeps the question whole."""
         if not self.state.goal.history:
             self.driver.search_early(self.state.goal.question)
+
+    async def _answer(self) -> Answer:
+        self.begin_search()  # once: a search already begun is kept
         try:
             return await self._decided_answer()
         finally:

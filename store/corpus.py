@@ -64,12 +64,20 @@ JOIN sources s ON s.id = d.source_id
 WHERE c.id = ANY($1::bigint[])
 """
 
-_SPANS_SQL = """
-SELECT c.id, c.document_id, c.ordinal, c.char_start, c.char_end, c.heading_path
+# The chunks of each (document, first ordinal, last ordinal) window, then the text of each
+# of those documents: one round trip for everything reading around hits needs. A row is a
+# chunk's span (text NULL) or a document's text (id NULL).
+_WINDOWS_SQL = """
+SELECT c.id, c.document_id, c.ordinal, c.char_start, c.char_end, c.heading_path,
+       NULL::text AS text
 FROM chunks c
 JOIN unnest($1::bigint[], $2::int[], $3::int[]) AS w(document_id, first, last)
   ON c.document_id = w.document_id AND c.ordinal BETWEEN w.first AND w.last
-ORDER BY c.document_id, c.ordinal
+UNION ALL
+SELECT NULL, d.id, NULL, NULL, NULL, NULL, d.text
+FROM documents d
+WHERE d.id = ANY($1::bigint[])
+ORDER BY 2, 3
 """
 
 
@@ -139,6 +147,15 @@ class ChunkSpan:
     heading_path: tuple[str, ...]
 
 
+@dataclass(frozen=True, slots=True)
+class ReadWindows:
+    """What reading around hits needs: each document's chunk spans in the windows asked
+    for (by document id, in document order), and each of those documents' text."""
+
+    spans: dict[int, list[ChunkSpan]]
+    texts: dict[int, str]
+
+
 class CorpusReader:
     """Read-only queries over chunks and documents (the tables are owned by DocumentRepository)."""
 
@@ -205,18 +222,23 @@ class CorpusReader:
             if chunk_id in by_id
         ]
 
-    async def spans(self, windows: Sequence[tuple[int, int, int]]) -> dict[int, list[ChunkSpan]]:
-        """Spans of the chunks in each (document id, first ordinal, last ordinal) window."""
+    async def windows(self, windows: Sequence[tuple[int, int, int]]) -> ReadWindows:
+        """Spans of the chunks in each (document id, first ordinal, last ordinal) window,
+        and the text of each of those documents, in one statement."""
         if not windows:
-            return {}
+            return ReadWindows({}, {})
         rows = await self._pool.fetch(
-            _SPANS_SQL,
+            _WINDOWS_SQL,
             [w[0] for w in windows],
             [w[1] for w in windows],
             [w[2] for w in windows],
         )
         spans: dict[int, list[ChunkSpan]] = {}
+        texts: dict[int, str] = {}
         for r in rows:
+            if r["id"] is None:
+                texts[r["document_id"]] = r["text"]
+                continue
             spans.setdefault(r["document_id"], []).append(
                 ChunkSpan(
                     r["id"],
@@ -227,7 +249,7 @@ class CorpusReader:
                     tuple(r["heading_path"]),
                 )
             )
-        return spans
+        return ReadWindows(spans, texts)
 
     async def chunk_uris(self) -> dict[int, str]:
         """Chunk id → its document's uri, for every stored chunk (evaluation maps hits back)."""
@@ -235,12 +257,6 @@ class CorpusReader:
             "SELECT c.id, d.uri FROM chunks c JOIN documents d ON d.id = c.document_id"
         )
         return {r["id"]: r["uri"] for r in rows}
-
-    async def document_texts(self, document_ids: Sequence[int]) -> dict[int, str]:
-        rows = await self._pool.fetch(
-            "SELECT id, text FROM documents WHERE id = ANY($1::bigint[])", list(document_ids)
-        )
-        return {r["id"]: r["text"] for r in rows}
 
 
 async def _point(conn: asyncpg.Connection) -> CorpusPoint:

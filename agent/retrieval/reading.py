@@ -87,10 +87,9 @@ class Reader:
             return []
         n = self._options.neighbours
         windows = {(h.document_id, max(h.ordinal - n, 0), h.ordinal + n) for h in hits}
-        spans = await self._corpus.spans(sorted(windows))
-        texts = await self._corpus.document_texts(sorted({h.document_id for h in hits}))
-        grown = [self._grow(hit, spans.get(hit.document_id, []), texts) for hit in hits]
-        return self._within_budget(_merge(grown), texts)
+        read = await self._corpus.windows(sorted(windows))
+        grown = [self._grow(hit, read.spans.get(hit.document_id, []), read.texts) for hit in hits]
+        return self._within_budget(_merge(grown), read.texts)
 
     def _grow(self, hit: ChunkHit, spans: list[ChunkSpan], texts: dict[int, str]) -> _Span:
         """The hit's span, widened chunk by chunk (next, then previous) while it fits."""

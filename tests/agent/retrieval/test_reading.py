@@ -104,3 +104,32 @@ async def test_a_hit_whose_document_was_reindexed_is_read_as_found(pool: asyncpg
     await _store(pool, text=TEXT.replace("# Leave", "# Leave policy"))
     [passage] = await Reader(CorpusReader(pool)).read([hit])
     assert passage.text == hit.text
+
+
+async def test_hits_in_two_documents_are_read_in_one_statement(pool: asyncpg.Pool) -> None:
+    """Neighbours and texts of every hit come in one round trip (at 50 questions at once,
+    each statement waits for a pooled connection and a turn of the event loop)."""
+    travel = TEXT.replace("Leave", "Travel")
+    first = await _store(pool)
+    other = await _store(pool, travel, uri="travel.md")
+    hit_ids = [first[3], other[5], first[0]]
+    hits = await _hits(pool, hit_ids)
+    sent: list[str] = []
+    size = pool.get_max_size()
+    connections = [await pool.acquire() for _ in range(size)]
+    for conn in connections:
+        conn.add_query_logger(lambda record: sent.append(record.query))
+    for conn in connections:
+        await pool.release(conn)
+    sent.clear()
+    reader = Reader(CorpusReader(pool), options=ReadOptions(passage_tokens=45, neighbours=1))
+    passages = await reader.read(hits)
+    # Not the pool's reset on release, nor asyncpg's own type introspection.
+    reading = [q for q in sent if "FROM chunks" in q or "FROM documents" in q]
+    assert len(reading) == 1
+    assert len({p.document_id for p in passages}) == 2
+    assert sorted(c for p in passages for c in p.chunk_ids) == sorted(hit_ids)
+    for passage in passages:
+        text = TEXT if first[3] in passage.chunk_ids or first[0] in passage.chunk_ids else travel
+        assert passage.text == text[passage.char_start : passage.char_end]
+        assert passage.spans and all(s.document_id == passage.document_id for s in passage.spans)
