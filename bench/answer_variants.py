@@ -311,7 +311,7 @@ class Harness:
             vector_search=VectorSearch(self.pool, ef_search=EF_SEARCH),
             keyword_search=self.keyword,
             corpus=self.corpus,
-            reranker=TitleLinkReranker(titles=self.keyword),
+            reranker=TitleLinkReranker(titles=self.keyword, analyzer=self.keyword.analyzer),
         )
         return AgentLoop(
             retriever=CachedRetriever(retriever, self.cache),

@@ -67,7 +67,9 @@ async def run(eval_dir: Path) -> None:
                         vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
                         keyword_search=keyword,
                         corpus=corpus,
-                        reranker=TitleLinkReranker(titles=keyword, options=links),
+                        reranker=TitleLinkReranker(
+                            titles=keyword, analyzer=keyword.analyzer, options=links
+                        ),
                         options=HybridOptions(keyword_scale=scale),
                     )
                     report = await evaluate(

@@ -218,7 +218,12 @@ async def measure(pool, corpus: Base, queries: list[str], embedders, cross_encod
         corpus=reader,
         options=HybridOptions(candidates=100, fetch=None, overlap="off"),
     )
-    stages = Stages(keyword, vector, TitleLinkReranker(titles=keyword), Reader(reader))
+    stages = Stages(
+        keyword,
+        vector,
+        TitleLinkReranker(titles=keyword, analyzer=keyword.analyzer),
+        Reader(reader),
+    )
     t = Timings()
     with Progress(console=console, transient=True) as progress:
         task = progress.add_task("queries", total=len(queries))

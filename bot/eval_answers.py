@@ -108,7 +108,7 @@ async def eval_answers_command(
                     vector_search=VectorSearch(pool, ef_search=EF_SEARCH),
                     keyword_search=keyword,
                     corpus=corpus,
-                    reranker=TitleLinkReranker(titles=keyword),
+                    reranker=TitleLinkReranker(titles=keyword, analyzer=keyword.analyzer),
                 )
                 loop = build_agent_loop(
                     settings,

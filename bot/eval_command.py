@@ -182,7 +182,7 @@ async def index_corpus(
 
 
 async def _reranker(keyword: KeywordSearch, cross_encoder: str | None) -> Reranker:
-    links = TitleLinkReranker(titles=keyword)
+    links = TitleLinkReranker(titles=keyword, analyzer=keyword.analyzer)
     if cross_encoder is None:
         return links
     model = CrossEncoderReranker(model=cross_encoder)

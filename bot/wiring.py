@@ -187,7 +187,9 @@ class Runtime:
     ) -> HybridRetriever:
         """BM25 + vector, fused, re-ranked by title links (then a cross-encoder if given)."""
         cross_encoder = cross_encoder or self.settings.reranker_model
-        reranker: Reranker = TitleLinkReranker(titles=self.keyword_search)
+        reranker: Reranker = TitleLinkReranker(
+            titles=self.keyword_search, analyzer=self.keyword_search.analyzer
+        )
         if cross_encoder:
             reranker = ChainedReranker([reranker, CrossEncoderReranker(model=cross_encoder)])
         return HybridRetriever(

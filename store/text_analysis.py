@@ -22,6 +22,13 @@ from store.text_forms import plain_title
 # finds phrases in the same candidates (agent/language/questions.py).
 CANDIDATE = re.compile(r"\w+(?:[./-]\w+)*")
 _PART = re.compile(r"[^\W_]+")
+# Where a camel-case word's parts begin: an upper-case letter after a lower-case one
+# (`iPhone`, `GitHub`), or the last capital of a run followed by a lower-case letter
+# (the `J` of `TTSJobs`). Page titles are often written this way ("TTSJobs",
+# "HRLinks") while people ask in words ("TTS jobs", "HR links"). Only titles are split
+# (`title_words`): splitting every word of every chunk for BM25 changed nothing on the
+# handbook, its check sets or HotpotQA (bench/results/answer_eval.md, h21).
+_CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGIT = re.compile(r"\d")
 
 # Lucene's English stop words plus common function and question words. Kept short on
@@ -97,10 +104,20 @@ class TextAnalyzer:
             if long_enough and part not in self._options.stop_words:
                 words.append(part)
 
+    def title_words(self, title: str) -> frozenset[str]:
+        """The words of a title as a question would carry them: camel case written apart
+        (`TTSJobs` gives `tts` and `job`, not the whole `ttsjob` nobody asks for)."""
+        return frozenset(self.analyse(camel_spaced(title)).words)
+
     def _stem(self, words: list[str]) -> list[str]:
         plain = [w for w in words if not _DIGIT.search(w)]
         stems = iter(self._stemmer.stemWords(plain))
         return [w if _DIGIT.search(w) else next(stems) for w in words]
+
+
+def camel_spaced(text: str) -> str:
+    """`text` with its camel-case words written apart ("TTSJobs" -> "TTS Jobs")."""
+    return _CAMEL_BOUNDARY.sub(" ", text)
 
 
 def _is_identifier(candidate: str) -> bool:

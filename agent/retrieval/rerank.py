@@ -1,10 +1,11 @@
 """Re-ranking fused candidates: a `Reranker` protocol and its implementations.
 
 - `TitleLinkReranker`, the offline default: a candidate gains when the question names its
-  document's title, and when one of the best candidates names it (the second hop of a
-  multi-hop question: the passage about the film names the director, whose own page is
-  the answer). It reads only the candidates it is given, so it never brings in a
-  document the search filters left out, and costs about a millisecond.
+  document's title (as written, or every word of it in any case and word form), and when
+  one of the best candidates names it (the second hop of a multi-hop question: the passage
+  about the film names the director, whose own page is the answer). It reads only the
+  candidates it is given, so it never brings in a document the search filters left out,
+  and costs about a millisecond.
 - `CrossEncoderReranker`, when a sentence-transformers cross-encoder is configured (a local
   path or a model already in the Hugging Face cache; nothing is downloaded).
 - `ChainedReranker` runs several in order.
@@ -23,6 +24,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from store.text_analysis import TextAnalyzer
 from store.vector_search import ChunkHit
 
 log = logging.getLogger(__name__)
@@ -51,8 +53,15 @@ class LinkOptions:
 
 
 class TitleLinkReranker:
-    def __init__(self, *, titles: TitleNamer, options: LinkOptions | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        titles: TitleNamer,
+        analyzer: TextAnalyzer | None = None,
+        options: LinkOptions | None = None,
+    ) -> None:
         self._titles = titles
+        self._analyzer = analyzer
         self._options = options or LinkOptions()
 
     async def rerank(self, query: str, hits: Sequence[ChunkHit]) -> list[ChunkHit]:
@@ -67,9 +76,8 @@ class TitleLinkReranker:
     def boosts(self, query: str, hits: Sequence[ChunkHit]) -> dict[int, float]:
         """Document id → what its candidates gain."""
         present = {h.document_id for h in hits}
-        boosts = dict.fromkeys(
-            self._titles.named_documents(query) & present, self._options.named_boost
-        )
+        named = (self._titles.named_documents(query) | self._worded_in(query, hits)) & present
+        boosts = dict.fromkeys(named, self._options.named_boost)
         titles = {h.document_id: h.title for h in hits}
         linked: dict[int, float] = {}
         for hit in hits[: self._options.from_top]:
@@ -81,6 +89,31 @@ class TitleLinkReranker:
         for document_id, score in linked.items():
             boosts[document_id] = boosts.get(document_id, 0.0) + self._options.linked_boost * score
         return boosts
+
+    def _worded_in(self, query: str, hits: Sequence[ChunkHit]) -> set[int]:
+        """Documents every word of whose title the question has, in any case and word form.
+
+        People ask in their own case and inflection ("where are TTS job openings posted?")
+        while titles are written as names ("TTSJobs"): matched only as written, the page
+        that is about the asked thing gets no more than pages that merely mention its
+        words. Matched on the question only: in a passage's text these words are the
+        passage's own topic, not a link to another page. One-word titles ("Security",
+        "Hiring") are left to the match as written: their word is in many questions
+        that are not about that page ("IT security training", "engineering hiring"),
+        and on the handbook's half A lifting them made a near miss answered."""
+        if self._analyzer is None:
+            return set()
+        asked = set(self._analyzer.analyse(query).words)
+        worded: set[int] = set()
+        for hit in hits:
+            words = self._analyzer.title_words(hit.title)
+            if len(words) >= _WORDED_TITLE_MIN and words <= asked:
+                worded.add(hit.document_id)
+        return worded
+
+
+# The fewest words a title must have to be matched in the question's own case and forms.
+_WORDED_TITLE_MIN = 2
 
 
 @dataclass(frozen=True, slots=True)

@@ -103,6 +103,16 @@ class Built:
         )
         return ExtractiveReasoner(analyzer=self.analyzer, scorer=scorer, options=options)
 
+    def retriever(self) -> HybridRetriever:
+        """The product's hybrid search over this corpus, re-ranked by titles."""
+        return HybridRetriever(
+            embedder=self.embedder,
+            vector_search=VectorSearch(self.pool),
+            keyword_search=self.keyword,
+            corpus=self.corpus,
+            reranker=TitleLinkReranker(titles=self.keyword, analyzer=self.keyword.analyzer),
+        )
+
     def loop(
         self,
         *,
@@ -110,16 +120,9 @@ class Built:
         fallback: Reasoner | None = None,
         options: LoopOptions | None = None,
     ) -> AgentLoop:
-        retriever = HybridRetriever(
-            embedder=self.embedder,
-            vector_search=VectorSearch(self.pool),
-            keyword_search=self.keyword,
-            corpus=self.corpus,
-            reranker=TitleLinkReranker(titles=self.keyword),
-        )
         extractive = self.extractive()
         return AgentLoop(
-            retriever=retriever,
+            retriever=self.retriever(),
             reader=Reader(self.corpus),
             reasoner=reasoner or extractive,
             fallback=fallback or extractive,

@@ -64,6 +64,13 @@ def test_hyphenated_words_split_without_a_whole_term(analyzer: TextAnalyzer) -> 
     assert "covid-19" in analyzer.terms("COVID-19 cases")
 
 
+def test_a_titles_words_are_its_camel_case_parts_stemmed(analyzer: TextAnalyzer) -> None:
+    assert analyzer.title_words("TTSJobs") == {"tts", "job"}
+    assert analyzer.title_words("HRLinks and iPhone") == {"hr", "link", "phone"}
+    # Words in one case, or only capitalised, are one word as before.
+    assert analyzer.title_words("Hiring USA hiring") == {"hire", "usa"}
+
+
 def test_words_come_in_reading_order_and_identifiers_apart(analyzer: TextAnalyzer) -> None:
     analysed = analyzer.analyse("Deploy failed: Error_Code_42 in v2.3")
     assert analysed.words == ["deploy", "fail", "error", "code", "42", "v2", "3"]

@@ -15,6 +15,7 @@ from agent.retrieval.rerank import (
     TitleLinkReranker,
     passage_text,
 )
+from store.text_analysis import TextAnalyzer
 from store.vector_search import ChunkHit
 
 
@@ -48,6 +49,21 @@ class FakeTitles:
 TITLES = FakeTitles(
     {1: "Meet Corliss Archer", 2: "Shirley Temple", 3: "Kiss and Tell", 9: "Elsewhere"}
 )
+
+
+async def test_a_one_word_title_in_the_question_lifts_its_page_only_as_written() -> None:
+    # "security" is in many questions that are not about the "Security" page (on the
+    # handbook it answered a near miss about training); "TTS jobs" names "TTSJobs".
+    titles = FakeTitles({1: "Security", 2: "TTSJobs", 3: "Classes"})
+    reranker = TitleLinkReranker(titles=titles, analyzer=TextAnalyzer())
+    hits = [
+        hit(3, 1.0, title="Classes"),
+        hit(1, 0.9, title="Security"),
+        hit(2, 0.8, title="TTSJobs"),
+    ]
+    assert reranker.boosts("when is the IT security training due?", hits) == {}
+    assert reranker.boosts("are tts jobs posted weekly?", hits) == {2: 0.2}
+    assert reranker.boosts("what does Security do?", hits) == {1: 0.2}
 
 
 async def test_the_document_a_question_names_moves_up() -> None:
