@@ -21,7 +21,15 @@ _VERSUS = re.compile(
     r"(?P<a>[\w][\w '’-]*?)\s+(?:vs\.?|versus)\s+(?P<b>[\w][\w '’-]*?)(?=\s*(?:\?|$|,))", re.I
 )
 # "Which is older, The Ref or Vitamin?"  "Who was born first, A or B?"
-_CHOICE = re.compile(r",\s*(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)\s*\??\s*$", re.I)
+# The last option may carry an appositive that says what it is ("… or Gimme Shelter, the
+# 1970 documentary?"): in any English text a comma and an article after a name describe
+# that name, so the choice is still between the two names, not unparsed (and answered by
+# whatever the pages say of either).
+_CHOICE = re.compile(
+    r",\s*(?P<a>[^,?]+?)\s+or\s+(?P<b>[^,?]+?)(?P<described>,\s*(?:the|a|an)\s+[^,?]+?)?"
+    r"\s*\??\s*$",
+    re.I,
+)
 # "Are A and B both …?"  "Were A and B of the same nationality?"
 _BOTH = re.compile(
     r"^(?P<head>(?:is|are|was|were|do|does|did|have|has|had)\s+)(?P<a>.+?)\s+and\s+"
@@ -104,7 +112,8 @@ def _choice(text: str) -> list[str]:
     if not match:
         return []
     head = text[: match.start()].strip()
-    return [f"{head}: {side.strip()}?" for side in (match["a"], match["b"])]
+    described = f"{match['b'].strip()}{match['described'] or ''}"
+    return [f"{head}: {side.strip()}?" for side in (match["a"], described)]
 
 
 def _both(text: str) -> list[str]:

@@ -78,6 +78,26 @@ async def test_a_choice_with_both_options_found_is_answered(wiki: Built) -> None
     assert "3 May 1950" in quotes and "8 June 1961" in quotes
 
 
+async def test_a_choice_whose_option_is_described_escalates_on_one_option(wiki: Built) -> None:
+    # ", the Welsh choir" describes the last option: the question is still a choice
+    # between two bands, and no page speaks of The Night Owls. Read as one question, it was
+    # answered with the year on Tidewater Choir's page ("1987"), which picks no band.
+    answer = await wiki.loop().answer(
+        "Which band recorded with the orchestra, The Night Owls or Tidewater Choir, "
+        "the Welsh choir?"
+    )
+    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
+
+
+async def test_a_choice_whose_option_is_described_is_answered_by_both(wiki: Built) -> None:
+    answer = await wiki.loop().answer(
+        "Who was born first, Ada Quill or Bram Otter, the Dutch painter?"
+    )
+    assert not answer.escalate, [(s.text, s.status) for s in answer.sub_questions]
+    quotes = " ".join(c.quote for c in answer.claims)
+    assert "3 May 1950" in quotes and "8 June 1961" in quotes
+
+
 def _options(*names: str) -> list[PlannedQuestion]:
     return [PlannedQuestion(f"Who was born first: {n}?", False, n) for n in names]
 
