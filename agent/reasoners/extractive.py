@@ -195,7 +195,8 @@ class ExtractiveReasoner:
         again = await self._scorer.score(
             analysis,
             pages,
-            bridges=[*bridges, *titles],
+            bridges=bridges,
+            sides=list(titles),
             follow_ups=[*follow_ups, *(f"{t} {analysis.text}" for t in titles)],
             read=read,
         )
