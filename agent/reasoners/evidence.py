@@ -139,21 +139,16 @@ class EvidenceScorer:
         passages: Sequence[Passage],
         *,
         bridges: Sequence[str] = (),
-        sides: Sequence[str] = (),
         follow_ups: Sequence[str] = (),
         read: Sequence[Passage] = (),
     ) -> list[ScoredUnit]:
         """The passages' units that are not ruled out, best first, with their support.
 
-        `bridges` are names the first hop led to: a passage titled by one (a page about
-        the bridge) stands in for the question's own names (its units answer the question
-        through it), and its units are as close to the question as they are to the
-        `follow_ups` (the queries that searched for the bridge). A page that only mentions
-        the bridge in passing is about something else: its "26,245" is another place's
-        population. `sides` are the titles of pages the question or the evidence names
-        (each side of a comparison): a passage naming one anywhere stands in too. `read`
-        are the other passages read with these (a page named by the evidence is scored
-        alone, but read among them)."""
+        `bridges` are names the first hop led to: a passage that names one stands in for
+        the question's own names (its units answer the question through it), and its
+        units are as close to the question as they are to the `follow_ups` (the queries
+        that searched for the bridge). `read` are the other passages read with these
+        (a page named by the evidence is scored alone, but read among them)."""
         question = self._spelled_as_read(self.without_particulars(question), (*passages, *read))
         weights = self.weights(question.terms)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
@@ -166,7 +161,7 @@ class EvidenceScorer:
             u
             for p in passages
             for u in self._lexical(
-                question, p, phrases, self._bridged(question, p, bridges, sides), weights
+                question, p, phrases, self._bridged(question, p, bridges), weights
             )
         ]
         shortlist = sorted(
@@ -289,15 +284,10 @@ class EvidenceScorer:
         )
 
     def _bridged(
-        self,
-        question: QuestionAnalysis,
-        passage: Passage,
-        bridges: Sequence[str],
-        sides: Sequence[str],
+        self, question: QuestionAnalysis, passage: Passage, bridges: Sequence[str]
     ) -> frozenset[str]:
-        title = passage.title.casefold()
-        text = f"{title}\n{passage.text}".casefold()
-        if any(b.casefold() in title for b in bridges) or any(s.casefold() in text for s in sides):
+        text = f"{passage.title}\n{passage.text}".casefold()
+        if any(b.casefold() in text for b in bridges):
             return frozenset(question.names)
         return frozenset()
 

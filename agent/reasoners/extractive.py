@@ -195,8 +195,7 @@ class ExtractiveReasoner:
         again = await self._scorer.score(
             analysis,
             pages,
-            bridges=bridges,
-            sides=list(titles),
+            bridges=[*bridges, *titles],
             follow_ups=[*follow_ups, *(f"{t} {analysis.text}" for t in titles)],
             read=read,
         )
