@@ -7,52 +7,41 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
-from datetime import UTC, datetime
 
 import pytest
 
 from agent.conflicts import FoundConflict, find_conflicts
 from agent.language.questions import QuestionAnalyzer
 from agent.loop import LoopOptions
-from jobs.documents import SourceDocument, StaticSource
+from jobs.documents import StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from tests.agent.conftest import Built, built_from
 from tests.agent.test_hops import evidence
-
-
-def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
-    return SourceDocument(
-        uri=uri,
-        title=title,
-        url=f"https://kb.test/{uri.removesuffix('.md')}",
-        text=f"# {title}\n\n{text}",
-        updated_at=datetime(year, 3, 1, tzinfo=UTC),
-    )
-
+from tests.agent.test_name_conflicts import dated_page
 
 PAGES = [
     # One fact, two values: the page was revised and the old copy kept.
-    _page(
+    dated_page(
         "parking.md",
         "Parking permits",
         "A monthly parking permit for the Denver office garage costs $85 for employees.",
         2023,
     ),
-    _page(
+    dated_page(
         "parking-revised.md",
         "Garage notes",
         "A monthly parking permit for the Denver office garage costs $95 for employees.",
         2025,
     ),
     # Two facts in similar sentences: another office, another kind of badge.
-    _page(
+    dated_page(
         "badges.md",
         "Security badges",
         "A replacement security badge for the Austin office lobby costs $25 for employees.",
         2024,
     ),
-    _page(
+    dated_page(
         "badges-contractors.md",
         "Contractor badges",
         "A replacement visitor badge for the Austin office lobby costs $40 for contractors.",

@@ -21,7 +21,8 @@ from tests.agent.conftest import Built, built_from
 from tests.agent.test_hops import evidence
 
 
-def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
+def dated_page(uri: str, title: str, text: str, year: int) -> SourceDocument:
+    """A Markdown page last updated on 1 March of `year` (the newer of two is marked)."""
     return SourceDocument(
         uri=uri,
         title=title,
@@ -33,27 +34,27 @@ def _page(uri: str, title: str, text: str, year: int) -> SourceDocument:
 
 NAMES = [
     # One role, two people: the page was rewritten and the old one kept.
-    _page(
+    dated_page(
         "travel-approvals-2023.md",
         "Travel approvals (2023)",
         "Travel requests for the Boston office are approved by Dana Reyes.",
         2023,
     ),
-    _page(
+    dated_page(
         "travel-approvals-2025.md",
         "Travel approvals (2025)",
         "Travel requests for the Boston office are approved by Sam Ortiz.",
         2025,
     ),
     # Two roles, two people: each page says whom it is for.
-    _page(
+    dated_page(
         "conference-sales.md",
         "Conference registrations: sales",
         "Priya Nair approves conference registrations and hotel bookings"
         " for the sales team in Denver.",
         2024,
     ),
-    _page(
+    dated_page(
         "conference-support.md",
         "Conference registrations: support",
         "Tom Becker approves conference registrations and hotel bookings"
