@@ -264,3 +264,16 @@ def scorer(embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer) ->
         splitter=SentenceSplitter(),
         vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
     )
+
+
+async def statements_sent(pool: asyncpg.Pool) -> list[str]:
+    """Every statement any connection of `pool` sends from now on (all of them opened)."""
+    sent: list[str] = []
+    size = pool.get_max_size()
+    connections = [await pool.acquire() for _ in range(size)]
+    for conn in connections:
+        conn.add_query_logger(lambda record: sent.append(record.query))
+    for conn in connections:
+        await pool.release(conn)
+    sent.clear()
+    return sent

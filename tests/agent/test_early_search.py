@@ -13,12 +13,11 @@ import asyncio
 from collections.abc import AsyncIterator
 
 import anthropic
-import asyncpg
 import pytest
 
 from agent.reasoners.claude import ClaudeOptions, ClaudeReasoner
 from store.vector_search import SEARCH_SQL
-from tests.agent.conftest import Built
+from tests.agent.conftest import Built, statements_sent
 from tests.agent.fake_anthropic import FakeAnthropic, Reply, running_fake
 
 QUESTION = "How much annual leave do I earn?"
@@ -33,19 +32,6 @@ async def fake() -> AsyncIterator[FakeAnthropic]:
 def _reasoner(fake: FakeAnthropic) -> ClaudeReasoner:
     client = anthropic.AsyncAnthropic(api_key="test-key", base_url=fake.base_url, max_retries=0)
     return ClaudeReasoner(client=client, options=ClaudeOptions(model="claude-test", timeout=30.0))
-
-
-async def _statements_sent(pool: asyncpg.Pool) -> list[str]:
-    """Every statement any connection of `pool` sends from now on (all of them opened)."""
-    sent: list[str] = []
-    size = pool.get_max_size()
-    connections = [await pool.acquire() for _ in range(size)]
-    for conn in connections:
-        conn.add_query_logger(lambda record: sent.append(record.query))
-    for conn in connections:
-        await pool.release(conn)
-    sent.clear()
-    return sent
 
 
 def _vector_searches(sent: list[str]) -> int:
@@ -64,7 +50,7 @@ async def _until(condition, seconds: float) -> bool:
 async def test_the_question_is_searched_while_the_route_is_decided_and_searched_once(
     fake: FakeAnthropic, handbook: Built
 ) -> None:
-    sent = await _statements_sent(handbook.pool)
+    sent = await statements_sent(handbook.pool)
     fake.script("route", Reply({"action": "search", "standalone_question": QUESTION}, hang=True))
     fake.script("plan", Reply({"sub_questions": [{"text": QUESTION, "key": True}]}))
     fake.always("extract", Reply({"quotes": []}))
@@ -107,7 +93,7 @@ async def test_the_question_is_searched_while_the_run_is_being_stored(
     fake: FakeAnthropic, handbook: Built
 ) -> None:
     """The run's row waits behind a lock on agent_runs: the search does not wait with it."""
-    sent = await _statements_sent(handbook.pool)
+    sent = await statements_sent(handbook.pool)
     fake.script("route", Reply({"action": "search", "standalone_question": QUESTION}))
     fake.script("plan", Reply({"sub_questions": [{"text": QUESTION, "key": True}]}))
     fake.always("extract", Reply({"quotes": []}))

@@ -13,6 +13,7 @@ from store.corpus import CorpusReader
 from store.documents import ChunkRecord, DocumentRecord, DocumentRepository
 from store.embedding import ModelIdentity
 from store.vector_search import ChunkHit
+from tests.agent.conftest import statements_sent
 
 PARAGRAPHS = [
     f"Paragraph {i} says " + " ".join(f"w{i}x{j}" for j in range(17)) + "." for i in range(8)
@@ -114,14 +115,7 @@ async def test_hits_in_two_documents_are_read_in_one_statement(pool: asyncpg.Poo
     other = await _store(pool, travel, uri="travel.md")
     hit_ids = [first[3], other[5], first[0]]
     hits = await _hits(pool, hit_ids)
-    sent: list[str] = []
-    size = pool.get_max_size()
-    connections = [await pool.acquire() for _ in range(size)]
-    for conn in connections:
-        conn.add_query_logger(lambda record: sent.append(record.query))
-    for conn in connections:
-        await pool.release(conn)
-    sent.clear()
+    sent = await statements_sent(pool)
     reader = Reader(CorpusReader(pool), options=ReadOptions(passage_tokens=45, neighbours=1))
     passages = await reader.read(hits)
     # Not the pool's reset on release, nor asyncpg's own type introspection.
