@@ -18,7 +18,7 @@ from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from tests.agent.conftest import Built, built_from
 from tests.agent.test_hops import evidence
-from tests.agent.test_name_conflicts import dated_page
+from tests.agent.test_name_conflicts import dated_page, stems_of
 
 PAGES = [
     # One fact, two values: the page was revised and the old copy kept.
@@ -93,9 +93,7 @@ def test_a_value_replaced_by_anything_in_the_same_sentence_is_a_conflict(
 
     def conflicts(other: str, title: str = "Studio notes") -> list[FoundConflict]:
         found = [studio, evidence(2, title, other, 1.0)]
-        return find_conflicts(
-            found, stems=lambda t: frozenset(analyzer.stems(t)), questions=[question]
-        )
+        return find_conflicts(found, stems=stems_of(analyzer), questions=[question])
 
     # No number beside it to compare, yet the other page says something else there.
     (found,) = conflicts(sentence.format("a short drive"))
@@ -110,7 +108,7 @@ def test_pronoun_sentences_on_pages_about_different_things_are_no_conflict(
 ) -> None:
     question = "Which film is the fifth installment in the series?"
     sentence = "It is intended to be the {} installment in the Harbour Lights series."
-    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    stems = stems_of(analyzer)
     fifth = evidence(1, "Night Tide (film)", sentence.format("fifth"), 1.0)
     fifth = dataclasses.replace(fifth, span="fifth")
     # Each "It" is its own page's film: two facts.
@@ -126,7 +124,7 @@ def test_two_pages_naming_each_other_in_one_sentence_are_no_conflict(
 ) -> None:
     question = "Who flew as a payload specialist with him?"
     sentence = "In 1983, he and {} became the first payload specialists to fly on the shuttle."
-    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    stems = stems_of(analyzer)
     found = [
         evidence(1, "Byron Lichtenberg", sentence.format("Ulf Merbold"), 1.0),
         evidence(2, "Ulf Merbold", sentence.format("Byron Lichtenberg"), 1.0),
@@ -141,7 +139,7 @@ def test_pages_whose_changed_number_is_their_own_title_are_no_conflict(
 ) -> None:
     question = "Which aircraft carrier was the squadron assigned to?"
     sentence = "Marine Fighting Squadron {0} (VMF-{0}) was a reserve fighter squadron."
-    stems = lambda t: frozenset(analyzer.stems(t))  # noqa: E731
+    stems = stems_of(analyzer)
     found = [
         evidence(1, "VMF-213", sentence.format("213"), 1.0),
         evidence(2, "VMF-111", sentence.format("111"), 1.0),

@@ -116,7 +116,7 @@ def test_the_two_things_a_comparison_asks_about_are_no_conflict(
 
     def conflicts(other: str) -> list[FoundConflict]:
         evidence = [agronomist, _evidence(2, other)]
-        return find_conflicts(evidence, stems=_stems(analyzer), questions=[question])
+        return find_conflicts(evidence, stems=stems_of(analyzer), questions=[question])
 
     # Pages on each of the two share their sentences' shape: two facts.
     assert conflicts("American Scary is a 2003 American documentary about radio.") == []
@@ -134,10 +134,10 @@ def test_two_pages_each_naming_itself_in_the_same_sentence_are_no_conflict(
         _evidence(1, sentence.format("platycarpus"), "Lithocarpus platycarpus"),
         _evidence(2, sentence.format("crassinervius"), "Lithocarpus crassinervius"),
     ]
-    assert find_conflicts(evidence, stems=_stems(analyzer), questions=[question]) == []
+    assert find_conflicts(evidence, stems=stems_of(analyzer), questions=[question]) == []
     # The same sentence on a page about something else names another thing: a conflict.
     evidence[1] = _evidence(2, sentence.format("crassinervius"), "Lithocarpus platycarpus")
-    (found,) = find_conflicts(evidence, stems=_stems(analyzer), questions=[question])
+    (found,) = find_conflicts(evidence, stems=stems_of(analyzer), questions=[question])
     assert found.kind == "name"
 
 
@@ -148,12 +148,12 @@ def test_two_pages_each_about_its_own_year_are_no_conflict(analyzer: QuestionAna
         _evidence(1, sentence.format(2016), "Harbour Cup 2016"),
         _evidence(2, sentence.format(2017), "Harbour Cup 2017"),
     ]
-    assert find_conflicts(evidence, stems=_stems(analyzer), questions=[question]) == []
+    assert find_conflicts(evidence, stems=stems_of(analyzer), questions=[question]) == []
     # Two versions of one page giving two years do disagree.
     evidence[1] = _evidence(2, sentence.format(2017), "Harbour Cup 2016 (revised)")
-    (found,) = find_conflicts(evidence, stems=_stems(analyzer), questions=[question])
+    (found,) = find_conflicts(evidence, stems=stems_of(analyzer), questions=[question])
     assert found.kind == "date"
 
 
-def _stems(analyzer: QuestionAnalyzer) -> Callable[[str], frozenset[str]]:
+def stems_of(analyzer: QuestionAnalyzer) -> Callable[[str], frozenset[str]]:
     return lambda text: frozenset(analyzer.stems(text))
