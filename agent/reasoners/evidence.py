@@ -139,16 +139,26 @@ class EvidenceScorer:
         passages: Sequence[Passage],
         *,
         bridges: Sequence[str] = (),
+        sides: Sequence[str] = (),
+        sources: Sequence[str] = (),
         follow_ups: Sequence[str] = (),
         read: Sequence[Passage] = (),
     ) -> list[ScoredUnit]:
         """The passages' units that are not ruled out, best first, with their support.
 
-        `bridges` are names the first hop led to: a passage that names one stands in for
-        the question's own names (its units answer the question through it), and its
-        units are as close to the question as they are to the `follow_ups` (the queries
-        that searched for the bridge). `read` are the other passages read with these
-        (a page named by the evidence is scored alone, but read among them)."""
+        `bridges` are names the first hop led to: a passage titled by one (a page about
+        the bridge) stands in for the question's own names (its units answer the question
+        through it), and its units are as close to the question as they are to the
+        `follow_ups` (the queries that searched for the bridge). A page that only mentions
+        the bridge in passing is about something else: its "26,245" is another place's
+        population. `sources` are the titles of the pages the bridges were read from: the
+        pages about the question's own subject (the team's page that says where it plays,
+        the glossary entry "TK - To Come"), where the bridge is said of that subject, so
+        naming it anywhere there stands in too. `sides` are the titles of pages the
+        question or the evidence names (each side of a comparison): a passage naming one
+        anywhere stands in too. `read`
+        are the other passages read with these (a page named by the evidence is scored
+        alone, but read among them)."""
         question = self._spelled_as_read(self.without_particulars(question), (*passages, *read))
         weights = self.weights(question.terms)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
@@ -161,7 +171,7 @@ class EvidenceScorer:
             u
             for p in passages
             for u in self._lexical(
-                question, p, phrases, self._bridged(question, p, bridges), weights
+                question, p, phrases, self._bridged(question, p, bridges, sides, sources), weights
             )
         ]
         shortlist = sorted(
@@ -284,10 +294,19 @@ class EvidenceScorer:
         )
 
     def _bridged(
-        self, question: QuestionAnalysis, passage: Passage, bridges: Sequence[str]
+        self,
+        question: QuestionAnalysis,
+        passage: Passage,
+        bridges: Sequence[str],
+        sides: Sequence[str],
+        sources: Sequence[str],
     ) -> frozenset[str]:
-        text = f"{passage.title}\n{passage.text}".casefold()
-        if any(b.casefold() in text for b in bridges):
+        title = passage.title.casefold()
+        text = f"{title}\n{passage.text}".casefold()
+        # Anywhere in the text on a page the question is about (a side of it, or the page
+        # the bridge was read from); on any other page only in its title.
+        where = text if passage.title in sources else title
+        if any(b.casefold() in where for b in bridges) or any(s.casefold() in text for s in sides):
             return frozenset(question.names)
         return frozenset()
 

@@ -133,6 +133,7 @@ class ExtractiveReasoner:
     ) -> list[Evidence]:
         analysis = self._analysis(state, sub_question)
         bridges = state.bridges.get(sub_question, [])
+        sources = sorted(state.bridge_sources.get(sub_question, ()))
         follow_ups = [
             r.query.text
             for r in state.queries
@@ -149,7 +150,7 @@ class ExtractiveReasoner:
             linked = {p.title for p in passages if any(_is_page_of(n, p.title) for n in hops)}
         else:
             scored = await self._scorer.score(
-                analysis, passages, bridges=bridges, follow_ups=follow_ups
+                analysis, passages, bridges=bridges, sources=sources, follow_ups=follow_ups
             )
             kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
             # Pages the evidence names by title are the second hop; pages the question
@@ -165,6 +166,7 @@ class ExtractiveReasoner:
                 analysis,
                 [p for p in passages if p.title in linked],
                 bridges,
+                sources,
                 follow_ups,
                 kept,
                 read=passages,
@@ -183,6 +185,7 @@ class ExtractiveReasoner:
         analysis: QuestionAnalysis,
         pages: Sequence[Passage],
         bridges: Sequence[str],
+        sources: Sequence[str],
         follow_ups: Sequence[str],
         kept: Sequence[ScoredUnit],
         *,
@@ -195,7 +198,9 @@ class ExtractiveReasoner:
         again = await self._scorer.score(
             analysis,
             pages,
-            bridges=[*bridges, *titles],
+            bridges=bridges,
+            sides=list(titles),
+            sources=sources,
             follow_ups=[*follow_ups, *(f"{t} {analysis.text}" for t in titles)],
             read=read,
         )
@@ -228,6 +233,9 @@ class ExtractiveReasoner:
             fresh = [n for n in dict.fromkeys(names) if fold(n) not in read]
             for name in fresh[: self._options.hop_names]:
                 state.bridges.setdefault(index, []).append(name)
+                state.bridge_sources.setdefault(index, set()).update(
+                    e.title for e in best if name in new_names(e.quote, question)
+                )
                 queries.append(PendingQuery(name, index, "targeted_follow_up"))
         return queries
 
@@ -282,6 +290,10 @@ class ExtractiveReasoner:
             if normalise(candidate) == normalise(question):
                 continue
             state.bridges.setdefault(gap.sub_question, []).extend(used)
+            # The pages the names were read from: the question's own subject's pages.
+            state.bridge_sources.setdefault(gap.sub_question, set()).update(
+                e.title for e in found[:2] if set(used) & set(new_names(e.quote, question))
+            )
             return candidate
         return None
 

@@ -1,0 +1,75 @@
+"""A two-hop question's second hop is answered by the page ABOUT the name the first hop
+led to, not by a page that mentions that name in passing (issue 24, on-topic negatives):
+"the city where the Memphis Hustle play" leads to Southaven, and West Memphis's page,
+which names Southaven as a neighbour, holds West Memphis's population, not Southaven's.
+
+Two small corpora indexed for real: without a Southaven page the reply escalates; with
+one, its population answers."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from jobs.documents import SourceDocument, StaticSource
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built_from
+
+QUESTION = "What is the population of the city where the Memphis Hustle play their home games?"
+
+TEAM = SourceDocument(
+    uri="hustle.md",
+    title="Memphis Hustle",
+    url="https://wiki.test/hustle",
+    text="# Memphis Hustle\n\nThe Memphis Hustle are a basketball team. The Memphis Hustle "
+    "play their home games at the Landers Center in Southaven.",
+)
+NEIGHBOUR = SourceDocument(
+    uri="west-memphis.md",
+    title="West Memphis",
+    url="https://wiki.test/west-memphis",
+    text="# West Memphis\n\nWest Memphis is a city across the river from Memphis, north of "
+    "Southaven. The population of the city was 26,245 at the 2010 census.",
+)
+BRIDGE = SourceDocument(
+    uri="southaven.md",
+    title="Southaven",
+    url="https://wiki.test/southaven",
+    text="# Southaven\n\nSouthaven is a city in DeSoto County. The population of the city "
+    "was 48,982 at the 2010 census.",
+)
+
+
+@pytest.fixture(scope="module")
+async def without_bridge(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    source = StaticSource("wiki", [TEAM, NEIGHBOUR])
+    async for result in built_from(pg_server, embedder, source, "bridgeless"):
+        yield result
+
+
+@pytest.fixture(scope="module")
+async def with_bridge(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    source = StaticSource("wiki", [TEAM, NEIGHBOUR, BRIDGE])
+    async for result in built_from(pg_server, embedder, source, "bridged"):
+        yield result
+
+
+async def test_a_page_naming_the_bridge_in_passing_does_not_answer_for_it(
+    without_bridge: Built,
+) -> None:
+    answer = await without_bridge.loop().answer(QUESTION)
+    spans = [c.span for c in answer.claims]
+    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert not any("26,245" in s for s in spans)
+
+
+async def test_the_page_titled_by_the_bridge_answers(with_bridge: Built) -> None:
+    answer = await with_bridge.loop().answer(QUESTION)
+    assert not answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert any("48,982" in c.span for c in answer.claims)
