@@ -133,7 +133,10 @@ class ExtractiveReasoner:
     ) -> list[Evidence]:
         analysis = self._analysis(state, sub_question)
         bridges = state.bridges.get(sub_question, [])
-        sources = sorted(state.bridge_sources.get(sub_question, ()))
+        # The pages the question is about: those it names by title, and those a bridge was
+        # read from in a quote naming all of its names.
+        about = {p.title for p in passages if _named_by(analysis.text, p.title)}
+        sources = sorted(state.bridge_sources.get(sub_question, set()) | about)
         follow_ups = [
             r.query.text
             for r in state.queries
@@ -234,10 +237,20 @@ class ExtractiveReasoner:
             for name in fresh[: self._options.hop_names]:
                 state.bridges.setdefault(index, []).append(name)
                 state.bridge_sources.setdefault(index, set()).update(
-                    e.title for e in best if name in new_names(e.quote, question)
+                    e.title
+                    for e in best
+                    if name in new_names(e.quote, question) and self._names_all(state, index, e)
                 )
                 queries.append(PendingQuery(name, index, "targeted_follow_up"))
         return queries
+
+    def _names_all(self, state: AgentState, index: int, evidence: Evidence) -> bool:
+        """Whether a quote names every name of the sub-question ("TK - To Come" for "what
+        does TK mean?"): it speaks of the question's own subject, so a name it adds (the
+        bridge) is said of that subject on its page. A quote naming only some ("West
+        Memphis ... north of Southaven" for the Memphis Hustle) is about something else."""
+        names = set(self._analysis(state, index).names)
+        return bool(names) and names <= self._scorer.stems(evidence.quote)
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         answered, gaps = set(), []
@@ -292,7 +305,10 @@ class ExtractiveReasoner:
             state.bridges.setdefault(gap.sub_question, []).extend(used)
             # The pages the names were read from: the question's own subject's pages.
             state.bridge_sources.setdefault(gap.sub_question, set()).update(
-                e.title for e in found[:2] if set(used) & set(new_names(e.quote, question))
+                e.title
+                for e in found[:2]
+                if set(used) & set(new_names(e.quote, question))
+                and self._names_all(state, gap.sub_question, e)
             )
             return candidate
         return None
@@ -448,6 +464,16 @@ def _titles_in(text: str, kept: Sequence[ScoredUnit], passages: Sequence[Passage
     return {p.title for p in passages if p.title not in own and _names_title(text, p.title)}
 
 
+def _named_by(question: str, title: str) -> bool:
+    """Whether `question` names the page `title`: its title, or the abbreviation the title
+    gives in parentheses ("FITARA" for "Federal Information Technology Acquisition Reform
+    Act (FITARA)"), which is how people ask about such a page."""
+    if _names_title(question, title):
+        return True
+    short = _TITLE_ABBREVIATION.search(title)
+    return bool(short) and _names_title(question, short.group(1))
+
+
 def _is_name(name: str, quote: str) -> bool:
     """Not a sentence's capitalised first word alone ("Later, many took up service…")."""
     return len(name.split()) > 1 or not quote.lstrip(" \"'(“‘").startswith(name)
@@ -475,6 +501,9 @@ def _names_title(text: str, title: str) -> bool:
 
 
 _WORDS = re.compile(r"\w+")
+# A title's trailing abbreviation in parentheses: two or more capitals ("(FITARA)", "(EAP)"),
+# not a disambiguation ("(film)", "(2025)").
+_TITLE_ABBREVIATION = re.compile(r"\(([A-Z][A-Za-z0-9&.-]*[A-Z0-9])\)\s*$")
 # Words by which a later part of a message speaks of what an earlier part named.
 _REFERS_BACK = re.compile(
     r"\b(?:it|its|they|them|their|we|us|our|there|that|this|those|these)\b", re.I

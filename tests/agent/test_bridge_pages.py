@@ -4,7 +4,12 @@ led to, not by a page that mentions that name in passing (issue 24, on-topic neg
 which names Southaven as a neighbour, holds West Memphis's population, not Southaven's.
 
 Two small corpora indexed for real: without a Southaven page the reply escalates; with
-one, its population answers."""
+one, its population answers.
+
+The twin the rule must keep: when the bridge is read from the page the question is about,
+that page still answers through it. "what does TK mean in a draft doc?" finds the glossary's
+"TK - To Come, misspelled."; the rewrite searches "To Come", and the glossary (the page it
+was read from, not titled by it) is still credited with the question's names."""
 
 from __future__ import annotations
 
@@ -60,6 +65,27 @@ async def with_bridge(
         yield result
 
 
+# The page the question is about, titled by neither the team nor the city: the first quote
+# ("... at the Landers Center in Southaven") is read here, and so is the bridge.
+LEAGUE = SourceDocument(
+    uri="desoto-sports.md",
+    title="Sports in DeSoto County",
+    url="https://wiki.test/desoto-sports",
+    text="# Sports in DeSoto County\n\nThe Memphis Hustle are a basketball team. The Memphis "
+    "Hustle play their home games at the Landers Center in Southaven. The population of "
+    "Southaven was 48,982 at the 2010 census.",
+)
+
+
+@pytest.fixture(scope="module")
+async def on_its_own_page(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    source = StaticSource("wiki", [LEAGUE, NEIGHBOUR])
+    async for result in built_from(pg_server, embedder, source, "own-page"):
+        yield result
+
+
 async def test_a_page_naming_the_bridge_in_passing_does_not_answer_for_it(
     without_bridge: Built,
 ) -> None:
@@ -72,4 +98,10 @@ async def test_a_page_naming_the_bridge_in_passing_does_not_answer_for_it(
 async def test_the_page_titled_by_the_bridge_answers(with_bridge: Built) -> None:
     answer = await with_bridge.loop().answer(QUESTION)
     assert not answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert any("48,982" in c.span for c in answer.claims)
+
+
+async def test_the_page_the_bridge_was_read_from_still_answers(on_its_own_page: Built) -> None:
+    answer = await on_its_own_page.loop().answer(QUESTION)
+    assert not answer.escalate, ([(c.span, c.quote) for c in answer.claims], answer.gaps)
     assert any("48,982" in c.span for c in answer.claims)
