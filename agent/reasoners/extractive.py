@@ -249,8 +249,8 @@ class ExtractiveReasoner:
         does TK mean?"): it speaks of the question's own subject, so a name it adds (the
         bridge) is said of that subject on its page. A quote naming only some ("West
         Memphis ... north of Southaven" for the Memphis Hustle) is about something else."""
-        names = set(self._analysis(state, index).names)
-        return bool(names) and names <= self._scorer.stems(evidence.quote)
+        names = set(self._analyzer.analyse(state.sub_questions[index].text).names)
+        return bool(names) and names <= set(self._analyzer.stems(evidence.quote))
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         answered, gaps = set(), []
