@@ -141,8 +141,8 @@ class AgentState:
     steps_after_coverage: int = 0
     # Names found in a sub-question's evidence and searched for (the bridge entities).
     bridges: dict[int, list[str]] = field(default_factory=dict)
-    # The titles of the pages whose quotes those names were read from: pages about the
-    # question's own subject, where a bridge is said of that subject.
+    # The titles of the pages those names were read from in a quote naming every name of
+    # the sub-question: pages about its own subject, where a bridge is said of it.
     bridge_sources: dict[int, set[str]] = field(default_factory=dict)
     # The step that read the pages the evidence leans on (the second hop), if one ran.
     hop_step: int | None = None

@@ -140,7 +140,7 @@ class EvidenceScorer:
         *,
         bridges: Sequence[str] = (),
         sides: Sequence[str] = (),
-        sources: Sequence[str] = (),
+        about: Sequence[str] = (),
         follow_ups: Sequence[str] = (),
         read: Sequence[Passage] = (),
     ) -> list[ScoredUnit]:
@@ -151,12 +151,12 @@ class EvidenceScorer:
         through it), and its units are as close to the question as they are to the
         `follow_ups` (the queries that searched for the bridge). A page that only mentions
         the bridge in passing is about something else: its "26,245" is another place's
-        population. `sources` are the titles of the pages the bridges were read from: the
-        pages about the question's own subject (the team's page that says where it plays,
-        the glossary entry "TK - To Come"), where the bridge is said of that subject, so
-        naming it anywhere there stands in too. `sides` are the titles of pages the
-        question or the evidence names (each side of a comparison): a passage naming one
-        anywhere stands in too. `read`
+        population. `about` are the titles of the pages the question is about (those it
+        names by title, and a page a bridge was read from in a quote naming all of the
+        question's names, "TK - To Come" in the glossary): there the bridge is said of the
+        question's own subject, so naming it anywhere stands in too. `sides` are the titles
+        of pages the question or the evidence names (each side of a comparison): a passage
+        naming one anywhere stands in too. `read`
         are the other passages read with these (a page named by the evidence is scored
         alone, but read among them)."""
         question = self._spelled_as_read(self.without_particulars(question), (*passages, *read))
@@ -171,7 +171,7 @@ class EvidenceScorer:
             u
             for p in passages
             for u in self._lexical(
-                question, p, phrases, self._bridged(question, p, bridges, sides, sources), weights
+                question, p, phrases, self._bridged(question, p, bridges, sides, about), weights
             )
         ]
         shortlist = sorted(
@@ -299,13 +299,13 @@ class EvidenceScorer:
         passage: Passage,
         bridges: Sequence[str],
         sides: Sequence[str],
-        sources: Sequence[str],
+        about: Sequence[str],
     ) -> frozenset[str]:
         title = passage.title.casefold()
         text = f"{title}\n{passage.text}".casefold()
-        # Anywhere in the text on a page the question is about (a side of it, or the page
-        # the bridge was read from); on any other page only in its title.
-        where = text if passage.title in sources else title
+        # A bridge counts anywhere in the text of a page the question is about; on any
+        # other page only in its title (a page about the bridge).
+        where = text if passage.title in about else title
         if any(b.casefold() in where for b in bridges) or any(s.casefold() in text for s in sides):
             return frozenset(question.names)
         return frozenset()

@@ -135,8 +135,8 @@ class ExtractiveReasoner:
         bridges = state.bridges.get(sub_question, [])
         # The pages the question is about: those it names by title, and those a bridge was
         # read from in a quote naming all of its names.
-        about = {p.title for p in passages if _named_by(analysis.text, p.title)}
-        sources = sorted(state.bridge_sources.get(sub_question, set()) | about)
+        named = {p.title for p in passages if _named_by(analysis.text, p.title)}
+        about = sorted(state.bridge_sources.get(sub_question, set()) | named)
         follow_ups = [
             r.query.text
             for r in state.queries
@@ -153,7 +153,7 @@ class ExtractiveReasoner:
             linked = {p.title for p in passages if any(_is_page_of(n, p.title) for n in hops)}
         else:
             scored = await self._scorer.score(
-                analysis, passages, bridges=bridges, sources=sources, follow_ups=follow_ups
+                analysis, passages, bridges=bridges, about=about, follow_ups=follow_ups
             )
             kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
             # Pages the evidence names by title are the second hop; pages the question
@@ -169,7 +169,7 @@ class ExtractiveReasoner:
                 analysis,
                 [p for p in passages if p.title in linked],
                 bridges,
-                sources,
+                about,
                 follow_ups,
                 kept,
                 read=passages,
@@ -188,7 +188,7 @@ class ExtractiveReasoner:
         analysis: QuestionAnalysis,
         pages: Sequence[Passage],
         bridges: Sequence[str],
-        sources: Sequence[str],
+        about: Sequence[str],
         follow_ups: Sequence[str],
         kept: Sequence[ScoredUnit],
         *,
@@ -203,7 +203,7 @@ class ExtractiveReasoner:
             pages,
             bridges=bridges,
             sides=list(titles),
-            sources=sources,
+            about=about,
             follow_ups=[*follow_ups, *(f"{t} {analysis.text}" for t in titles)],
             read=read,
         )
@@ -303,7 +303,7 @@ class ExtractiveReasoner:
             if normalise(candidate) == normalise(question):
                 continue
             state.bridges.setdefault(gap.sub_question, []).extend(used)
-            # The pages the names were read from: the question's own subject's pages.
+            # The pages the names were read from, if their quotes name the question's subject.
             state.bridge_sources.setdefault(gap.sub_question, set()).update(
                 e.title
                 for e in found[:2]

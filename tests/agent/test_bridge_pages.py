@@ -6,10 +6,11 @@ which names Southaven as a neighbour, holds West Memphis's population, not South
 Two small corpora indexed for real: without a Southaven page the reply escalates; with
 one, its population answers.
 
-The twin the rule must keep: when the bridge is read from the page the question is about,
-that page still answers through it. "what does TK mean in a draft doc?" finds the glossary's
-"TK - To Come, misspelled."; the rewrite searches "To Come", and the glossary (the page it
-was read from, not titled by it) is still credited with the question's names."""
+The twin the rule must keep: on the page the question is about, the bridge still stands
+in. "Sports in DeSoto County" says where the Memphis Hustle play (the quote naming all of
+the question's names, where the rewrite reads "Southaven") and, further on, Southaven's
+population: that page answers, as the handbook's glossary answers "what does TK mean in a
+draft doc?" through "TK - To Come" (red with the bridge held to its title alone)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
+from agent.reasoners.extractive import _named_by
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
@@ -105,3 +107,13 @@ async def test_the_page_the_bridge_was_read_from_still_answers(on_its_own_page: 
     answer = await on_its_own_page.loop().answer(QUESTION)
     assert not answer.escalate, ([(c.span, c.quote) for c in answer.claims], answer.gaps)
     assert any("48,982" in c.span for c in answer.claims)
+
+
+def test_a_page_is_named_by_its_title_or_its_abbreviation() -> None:
+    # The handbook's FITARA page is what "does buying a small SaaS tool really need a FITARA
+    # review?" is about; a disambiguation in parentheses names no page.
+    fitara = "Federal Information Technology Acquisition Reform Act (FITARA)"
+    assert _named_by("does buying a SaaS tool really need a FITARA review?", fitara)
+    assert _named_by("Who plays for the Memphis Hustle?", "Memphis Hustle")
+    assert not _named_by("Which film did she make in 1970?", "Gimme Shelter (film)")
+    assert not _named_by("The Memphis Hustle are based where?", "West Memphis")
