@@ -67,6 +67,34 @@ async def with_bridge(
         yield result
 
 
+# The look-alike alone, as the negatives hold it: the first quote is on West Memphis's own
+# page ("… across the Mississippi River from Memphis"), which names "Memphis" but not the
+# Memphis Hustle, so the names it adds are not said of the team.
+LOOK_ALIKE = SourceDocument(
+    uri="west-memphis-city.md",
+    title="West Memphis, Arkansas",
+    url="https://wiki.test/west-memphis-city",
+    text="# West Memphis, Arkansas\n\nWest Memphis is a city and suburb in Crittenden County, "
+    "Arkansas. "
+    "The population was 26,245 at the 2010 census, ranking it as the state's 18th largest "
+    "city. It is part of the Memphis metropolitan area, where several teams are based, and "
+    "is located directly across the "
+    "Mississippi River from Memphis.",
+)
+SUBURB_QUESTION = (
+    "The Memphis Hustle are based in a suburb of a city with a population of what in 2010?"
+)
+
+
+@pytest.fixture(scope="module")
+async def look_alike(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    source = StaticSource("wiki", [LOOK_ALIKE])
+    async for result in built_from(pg_server, embedder, source, "look-alike"):
+        yield result
+
+
 # The page the question is about, titled by neither the team nor the city: the first quote
 # ("... at the Landers Center in Southaven") is read here, and so is the bridge.
 LEAGUE = SourceDocument(
@@ -117,3 +145,10 @@ def test_a_page_is_named_by_its_title_or_its_abbreviation() -> None:
     assert _named_by("Who plays for the Memphis Hustle?", "Memphis Hustle")
     assert not _named_by("Which film did she make in 1970?", "Gimme Shelter (film)")
     assert not _named_by("The Memphis Hustle are based where?", "West Memphis")
+
+
+async def test_a_look_alike_s_own_quote_does_not_make_it_the_question_s_page(
+    look_alike: Built,
+) -> None:
+    answer = await look_alike.loop().answer(SUBURB_QUESTION)
+    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
