@@ -61,6 +61,8 @@ OPPOSITE_PAIRS: tuple[tuple[str, str, str], ...] = (
     ("male", "femal", "sex"),
     ("birth", "death", "life events"),
     ("born", "die", "life events, as verbs"),
+    ("born", "death", "life events, a verb and the other's noun ('born' asked, 'the death of')"),
+    ("birth", "die", "life events, a noun and the other's verb"),
     ("add", "remov", "an action and its reverse"),
     ("creat", "destroy", "an action and its reverse"),
     ("includ", "exclud", "membership"),
@@ -83,6 +85,21 @@ def _opposites() -> MappingProxyType[str, frozenset[str]]:
 
 
 OPPOSITE = _opposites()
+
+# --- Prefixes that make a word its opposite: a question asking of the "non-local" or
+# the "uncommon" asks of what a sentence of the "local" or the "common" is not about.
+# Each: (prefix, why). The word left after it must be a word of four letters or more,
+# so "under", "union" and "until" are no prefixed words (agent/language/prefixes.py).
+NEGATING_PREFIXES: tuple[tuple[str, str], ...] = (
+    ("non", "'non-local', 'non-exempt': the class outside the one named"),
+    ("un", "'uncommon', 'unpaid', 'unestablished': the word's opposite state"),
+)
+# Words that begin with a negating prefix but are not the opposite of what follows it.
+NOT_PREFIXED = frozenset(
+    {
+        "unless",  # a conjunction, not the opposite of "less"
+    }
+)
 
 # --- Words that say what kind of answer is wanted, not what it is about (stems): a
 # unit need not repeat them to answer.

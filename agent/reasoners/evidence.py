@@ -31,6 +31,7 @@ import numpy as np
 from agent.answer import Support
 from agent.language.abbreviations import defined_abbreviations, implied_abbreviations
 from agent.language.kind_nouns import carries_kind
+from agent.language.prefixes import says_the_opposite
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.rules import OPPOSITE
 from agent.language.scenes import particulars
@@ -389,6 +390,9 @@ class EvidenceScorer:
             reversed_action
             # Only an opposite the question does not name itself contradicts it.
             or any((OPPOSITE.get(t, frozenset()) & own) - terms for t in missing)
+            # "What marriage became uncommon?" is not answered by "… became common"; a
+            # yes/no question is, by either ("Is leave unpaid?" "Leave is paid.": no).
+            or (question.answer_type != "yes_no" and says_the_opposite(question.text, unit.text))
             or any(
                 modifier not in own and _other_kind(head, modifier, self._phrase_words(unit.text))
                 for modifier, head in phrases
