@@ -105,7 +105,9 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"\b(?:when|what (?:year|years|date|day|month|century|decade|time|era|period)|"
             r"which (?:year|years|date|day|month|century|decade)|in what (?:year|century|"
             r"decade|month)|how long ago|since when|(?:what|which)(?:'s| is) the deadline|"
-            r"by when|how soon|how far in advance)\b",
+            r"by when|how soon|how far in advance|"
+            # a frequency is a period ("every three years"), as the date spans read it (h22)
+            r"how often)\b",
             re.I,
         ),
     ),

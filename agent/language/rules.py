@@ -329,6 +329,15 @@ DEFINES = re.compile(
     re.I,
 )
 
+# "How often?" asks for a frequency: "every three years", "twice a year", "monthly"; a
+# duration the same sentence also holds ("a two-day course") is not one (h22).
+FREQUENCY_ASKED = re.compile(r"\bhow often\b", re.I)
+FREQUENCY = re.compile(
+    r"\b(?:every|each|per|once|twice|times|daily|weekly|fortnightly|biweekly|monthly|"
+    r"quarterly|annually|yearly|a (?:day|week|month|year))\b",
+    re.I,
+)
+
 # Narrower kinds of number and time: a question that says which kind wants a span of that
 # kind. Each: (the question asks, a span must match, why).
 REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (

@@ -20,6 +20,8 @@ from agent.language.rules import (
     AMOUNT_ANSWERS,
     CAUSE,
     DEFINES,
+    FREQUENCY,
+    FREQUENCY_ASKED,
     LOCATIVE_PREPOSITIONS,
     MONTHS,
     NAME_ABBREVIATIONS,
@@ -131,6 +133,8 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
+    if FREQUENCY_ASKED.search(question):
+        wanted.append(FREQUENCY)
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
             span = span.strip(" ,;:—–-")

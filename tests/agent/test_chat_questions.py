@@ -51,6 +51,12 @@ PAGES = [
         "Security",
         "Passwords must be at least 12 characters long and are changed every 90 days.",
     ),
+    (
+        "forklifts.md",
+        "Forklifts",
+        "Only certified drivers may use a forklift. Certification takes a two-day course "
+        "and is renewed every three years.",
+    ),
     ("travel.md", "Travel", "Book train tickets through the travel desk at least a week ahead."),
     ("leave.md", "Annual leave", "Full-time employees get 25 days of annual leave a year."),
     ("benefits.md", "Benefits", "Fernwood matches pension contributions up to 5% of salary."),
@@ -90,7 +96,7 @@ def test_chat_spells_a_question_word_without_its_apostrophe() -> None:
 async def test_a_chat_question_word_and_shorthand_are_read_as_written_out(
     handbook: Built,
 ) -> None:
-    assert await lead(handbook, "whats the max hours I can work in a day incl overtime?") == (
+    assert await lead(handbook, "whats the max hours I can work in one day incl overtime?") == (
         "more than 10 hours"
     )
     # Asked the same way of what no page says: the topic word still counts.
@@ -134,3 +140,20 @@ async def test_from_the_nth_day_answers_when(handbook: Built) -> None:
         "From the third consecutive day"
     )
     assert await lead(handbook, "when do I need a doctors note for a dentist visit?") is None
+
+
+async def test_how_often_is_answered_by_a_frequency_not_by_another_duration(
+    handbook: Built,
+) -> None:
+    assert await lead(handbook, "how often is forklift certification renewed?") == (
+        "every three years"
+    )
+    # The page gives the course's length, not how often it runs: no frequency, a gap.
+    assert await lead(handbook, "how often is the forklift course held?") is None
+
+
+async def test_a_clipped_word_stands_for_the_word_it_begins(handbook: Built) -> None:
+    assert await lead(handbook, "how often do forklift certs need renewing?") == (
+        "every three years"
+    )
+    assert await lead(handbook, "how often do crane certs need renewing?") is None
