@@ -96,7 +96,11 @@ def test_chat_spells_a_question_word_without_its_apostrophe() -> None:
 async def test_a_chat_question_word_and_shorthand_are_read_as_written_out(
     handbook: Built,
 ) -> None:
-    assert await lead(handbook, "whats the max hours I can work in one day incl overtime?") == (
+    # The whole loop on chat spelling. On this small index the reply is the same without
+    # the spelling rule (the terse-question rule reads "whats the max" as a number, and
+    # the sentence is close enough in meaning); the analysis test above is the one that
+    # fails without it, and on bench/check_sets/harborline hl-a4 escalates without it.
+    assert await lead(handbook, "whats the max hours I can work in one day incl overtime pls?") == (
         "more than 10 hours"
     )
     # Asked the same way of what no page says: the topic word still counts.
