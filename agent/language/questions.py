@@ -19,7 +19,9 @@ from agent.language.kind_nouns import kind_nouns
 from agent.language.rules import (
     AMOUNT_ANSWERS,
     ASKING_WORDS,
+    CHAT_SPELLINGS,
     HOW_ADJECTIVES,
+    LIGHT_VERB_PARTICLES,
     LIGHT_VERBS,
     QUALIFIERS,
     TYPE_NOUNS,
@@ -56,6 +58,11 @@ _FRAMES = re.compile(
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
+# "come out", "go over": a light verb's particle is part of the verb (agent/language/rules.py).
+_LIGHT_VERB_PARTICLE = re.compile(
+    rf"\b({'|'.join(sorted(LIGHT_VERBS))})\s+(?:{'|'.join(sorted(LIGHT_VERB_PARTICLES))})\b",
+    re.I,
+)
 # "how big", "how old": the adjective asks for a measure (agent/language/rules.py).
 _HOW_ADJECTIVE = re.compile(rf"\b(how)\s+(?:{'|'.join(sorted(HOW_ADJECTIVES))})\b", re.I)
 # A quantity given as an example or a guess: "like $50M", "say 20+ hours", "e.g. 8".
@@ -83,7 +90,12 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"(?:who|where) (?:do|should|can|could) (?:i|we|you) (?:contact|email|e-mail|"
             r"reach|message|ask|call|ping)|"
             # "how do I reach the security team?" asks where to write, not for steps
-            r"how (?:do|should|can|could) (?:i|we|you) (?:contact|reach|e-?mail|message|ping))\b",
+            r"how (?:do|should|can|could) (?:i|we|you) (?:contact|reach|e-?mail|message|ping)|"
+            # "is there a number I can call?" asks for the number, not for a yes (h22)
+            r"(?:is there|are there|do (?:we|you|they) have) (?:an? |any )?(?:e-?mail(?: address)?|"
+            r"phone(?: number)?|number|hotline|helpline|line|link|website|channel|address)e?s? "
+            r"(?:(?:i|we|you) (?:can|could|should) |to )(?:call|ring|phone|text|e-?mail|"
+            r"write(?: to)?|contact|reach|message|ping))\b",
             re.I,
         ),
     ),
@@ -93,7 +105,9 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"\b(?:when|what (?:year|years|date|day|month|century|decade|time|era|period)|"
             r"which (?:year|years|date|day|month|century|decade)|in what (?:year|century|"
             r"decade|month)|how long ago|since when|(?:what|which)(?:'s| is) the deadline|"
-            r"by when|how soon|how far in advance)\b",
+            r"by when|how soon|how far in advance|"
+            # a frequency is a period ("every three years"), as the date spans read it (h22)
+            r"how often)\b",
             re.I,
         ),
     ),
@@ -233,8 +247,9 @@ class QuestionAnalyzer:
         return [w for w in words if len(w) > 1 or w.isdigit()]
 
     def analyse(self, question: str) -> QuestionAnalysis:
-        text = " ".join(question.split())
+        text = chat_spelled(" ".join(question.split()))
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", text))
+        content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
         how_put = ASKING_WORDS | self._light_verbs  # a verb names no kind of thing
@@ -328,14 +343,34 @@ _ASKS = re.compile(
 )
 
 
+def chat_spelled(text: str) -> str:
+    """`text` with chat's spellings of question words written out ("whats" → "what's",
+    "incl" → "including"; agent/language/rules.py CHAT_SPELLINGS)."""
+    for pattern, replacement, _why in CHAT_SPELLINGS:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def answer_type(question: str) -> AnswerType:
     """The kind of answer `question` expects (yes/no only when no wh-word says otherwise)."""
+    question = chat_spelled(question)
     for kind, pattern in _TYPE_PATTERNS:
         if pattern.search(question):
             return kind
     if _AUXILIARY.match(question.strip()):
         return "yes_no"
+    # A terse chat question with no question word ("min password length for our
+    # accounts?", "max hours per week?") asks for what its words name: a bound ("min",
+    # "max", "limit") or a measure noun ("length", "size") is a number (h22).
+    if _TERSE_NUMBER.search(question) and not _WH_WORD.search(question):
+        return "number"
     return "entity"
+
+
+_WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
+_TERSE_NUMBER = re.compile(
+    r"\b(?:max|maximum|min|minimum|limit|cap|length|size|duration|count|total)\b", re.I
+)
 
 
 def is_negated(text: str) -> bool:

@@ -124,7 +124,7 @@ ASKING_WORDS = frozenset(
     + "within among upon via besid except despit toward along like".split()
     # how a chat message hedges or sets its tone, not its topic ("do I really have to",
     # "I just got", "can I actually"): Slack questions carry these, pages never answer them
-    + "just realli actual got anyway pleas ani folk".split()
+    + "just realli actual got anyway pleas ani folk thank".split()
     # a negation, which the negation rule judges (agent/language/questions.py): "Can I
     # telework without approval?" is answered by "Telework requires approval"
     + "without".split()
@@ -167,7 +167,11 @@ QUALIFIERS: tuple[Qualifier, ...] = (
         _re(r"\b(?:max|maximum|cap|capped|limit|ceiling|at most|most i can)\b"),
         _re(
             r"\b(?:max|maximum|cap|capped|limit|limited|ceiling|up to|no more than|at most|"
-            r"not (?:to )?exceed|exceed|in excess|only|total)\b"
+            r"not (?:to )?exceed|exceed|in excess|only|total)\b|"
+            # a prohibition of more: "No employee may work more than 12 hours", "you
+            # cannot carry over more than 5 days" state a cap in any handbook (h22)
+            r"\b(?:no (?:\w+ ){1,2}(?:may|can|shall|is allowed to)|(?:may|must|shall) not|"
+            r"cannot|can't)\b[^.;]{0,40}?\bmore than\b"
         ),
         "a cap asked for is answered by a limit, not by any amount the page mentions",
         amount=True,
@@ -309,6 +313,11 @@ NUMBER_WORDS = (
     r"fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
     r"sixty|seventy|eighty|ninety|hundred|thousand|half|a dozen)"
 )
+# Ordinals: "from the fourth consecutive day" says when, as a date does (h22).
+ORDINALS = (
+    r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
+    r"twelfth|\d{1,3}(?:st|nd|rd|th))"
+)
 # Words before a number that belong to the answer ("up to 24 credit hours").
 NUMBER_LEADS = (
     r"(?:(?:up to|at least|at most|no more than|no less than|no fewer than|more than|"
@@ -334,6 +343,15 @@ CAUSE = re.compile(
 DEFINES = re.compile(
     r"\b(?:is|are|was|were|means|mean|refers to|refer to|stands for|stand for|is defined as|"
     r"is short for|is called|are called|is used (?:to|for)|describes)\s+",
+    re.I,
+)
+
+# "How often?" asks for a frequency: "every three years", "twice a year", "monthly"; a
+# duration the same sentence also holds ("a two-day course") is not one (h22).
+FREQUENCY_ASKED = re.compile(r"\bhow often\b", re.I)
+FREQUENCY = re.compile(
+    r"\b(?:every|each|per|once|twice|times|daily|weekly|fortnightly|biweekly|monthly|"
+    r"quarterly|annually|yearly|a (?:day|week|month|year))\b",
     re.I,
 )
 
@@ -379,6 +397,41 @@ HOW_ADJECTIVES = frozenset(
 # reads closer to the question.
 LIGHT_VERBS = frozenset(
     "get gets getting got gotten give gives giving gave given need needs needed".split()
+    # "where do new starters go?", "when do payslips come out?": the motion verbs carry no
+    # topic either; pages say "report to", "are published" (h22)
+    + "go goes going went gone come comes coming came".split()
+)
+
+# Adverb particles that, right after a light verb, make one phrasal verb with it ("come
+# out" = be published, "go over" = review, "give back" = return): the particle is part of
+# how the verb is put, no topic of its own. As a key term it weighs most in a knowledge
+# base that never writes it ("out", "up"), exactly like the verb (h22).
+LIGHT_VERB_PARTICLES = frozenset("out up off back over down away through".split())
+
+# How chat spells a question word without its apostrophe ("whats the max?", "hows the
+# rota set?"): read as written with it, so the question's type and asking words are
+# seen as in "what's" (h22). (pattern, replacement, why)
+CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (
+        re.compile(r"\b(what|how|where|who|when|why)s\b", re.I),
+        r"\1's",
+        "'whats' is 'what's' with the apostrophe left out, as chat often writes it",
+    ),
+    (
+        re.compile(r"\bincl\.?(?=\s|$|[?,;])", re.I),
+        "including",
+        "'incl' abbreviates 'including' in chat; as a word no page writes it weighs most",
+    ),
+    (
+        re.compile(r"\b(?:pls|plz)\b", re.I),
+        "please",
+        "'pls' is 'please', which says how the asker asks, nothing of the topic",
+    ),
+    (
+        re.compile(r"\b(?:thx|thnx)\b", re.I),
+        "thanks",
+        "'thx' is 'thanks': politeness, not topic",
+    ),
 )
 
 # Nouns that name the kind of answer asked (surface forms), per answer type: "who should

@@ -20,11 +20,14 @@ from agent.language.rules import (
     AMOUNT_ANSWERS,
     CAUSE,
     DEFINES,
+    FREQUENCY,
+    FREQUENCY_ASKED,
     LOCATIVE_PREPOSITIONS,
     MONTHS,
     NAME_ABBREVIATIONS,
     NUMBER_LEADS,
     NUMBER_WORDS,
+    ORDINALS,
     ORGANISATION_NOUNS,
     POLARITY,
     QUALIFIERS,
@@ -74,6 +77,9 @@ _DATE = re.compile(
     r"(?:the\s+)?(?:end|start|beginning|close) of (?:the |each |every |your )?(?:[\w-]+\s+)?"
     r"(?:day|week|month|year|quarter|pay ?period|leave year|fiscal year|business day)|"
     r"(?:every|each) (?:other )?(?:day|week|month|year|pay ?period)|"
+    # a point counted in days: "from the fourth consecutive day of sickness" answers
+    # "when do I need a doctor's note?" as a date would (h22)
+    rf"(?:from|on|after|by|until|before|starting(?: on| from)?) the {ORDINALS}\s+{TIME_UNITS}|"
     r"(?:daily|weekly|biweekly|monthly|quarterly|annually|yearly|immediately|"
     r"today|tomorrow|yesterday)|"
     r"(?:1[5-9]\d{2}|20\d{2})(?:s)?|"
@@ -85,7 +91,12 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _URL = re.compile(r"https?://[^\s<>()\[\]]+[^\s<>()\[\].,;:!?'\"]")
 _CHANNEL = re.compile(r"(?<![\w&])#[a-z0-9][\w.-]*[a-z0-9]", re.I)
 _HANDLE = re.compile(r"(?<![\w.])@[\w.-]*\w")
-_PHONE = re.compile(r"(?<!\w)\+?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\w)")
+_PHONE = re.compile(
+    r"(?<!\w)\+?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\w)|"
+    # an international number, written with its country code ("+31 20 555 0199",
+    # "+44 20 7946 0958"): a "+", the country code, then groups of digits (h22)
+    r"(?<![\w+])\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}(?!\w)"
+)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$", re.M)
 _CAPITALISED = re.compile(
     r"(?:[A-Z][\w’'.&-]*|\d+[A-Z][\w-]*)(?:\s+(?:(?:of|the|for|and|de|la|von|van|&)\s+)*"
@@ -122,6 +133,8 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
     """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
+    if FREQUENCY_ASKED.search(question):
+        wanted.append(FREQUENCY)
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
             span = span.strip(" ,;:—–-")

@@ -45,6 +45,23 @@ def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, s
 _ONE_EDIT_UP_TO = 5
 
 
+def clipped(word: str, vocabulary: frozenset[str]) -> str | None:
+    """The word of `vocabulary` that `word` is the clipped form of ("cert" for
+    "certification", "info" for "information", "admin" for "administrative"), or None.
+
+    Chat clips long words to their first syllables; a clip is a prefix of the word it
+    stands for. Only when every word of `vocabulary` it begins is one family (each
+    begins with the shortest: "certif", "certifi"), and only for a clip of 4 letters or
+    more that keeps at least half of that word: a short prefix ("pen", the stem of
+    "pens") begins words of many families ("pension", "penalty")."""
+    if len(word) < 4 or any(c.isdigit() for c in word):
+        return None
+    longer = sorted((v for v in vocabulary if v.startswith(word) and v != word), key=len)
+    if not longer or 2 * len(word) < len(longer[0]):
+        return None
+    return longer[0] if all(v.startswith(longer[0]) for v in longer) else None
+
+
 def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str] | None:
     """The two words the documents write apart that the asker wrote as one ("under-performing"
     for "underperforming", "sign up" for "signup"): the first split whose parts are both

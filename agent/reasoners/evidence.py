@@ -41,7 +41,7 @@ from agent.language.spans import (
     names_an_answer,
     spells_its_type,
 )
-from agent.language.typos import apply, corrections, split_compound
+from agent.language.typos import apply, clipped, corrections, split_compound
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
@@ -220,6 +220,11 @@ class EvidenceScorer:
         known = self._corpus_terms.known(unread) if self._corpus_terms else set()
         unknown = [t for t in unread if t not in known]
         fixes = corrections(unknown, vocabulary)
+        # A clipped word ("certs" for "certifications") stands for the word it begins (h22).
+        for term in unknown:
+            whole = None if term in fixes else clipped(term, vocabulary)
+            if whole:
+                fixes[term] = whole
         # A word the pages write as two ("under-performing") stands for its second part.
         for term in unknown:
             parts = None if term in fixes else split_compound(term, self._part_of(vocabulary))
