@@ -258,10 +258,7 @@ class QuestionAnalyzer:
             if not _named(m["quantity"])
             for s in self.stems(m["quantity"])
         }
-        # The type of answer is what the asking sentence asks for, not the scene before it:
-        # "dealing with an underperforming employee. should I handle it on my own?" asks
-        # yes or no, though its first word is no auxiliary (any message that sets a scene).
-        kind = answer_type(asking)
+        kind = answer_type(text)
         setting = _MEANING_SETTING.search(text) if kind == "definition" else None
         if setting:
             supplied |= set(self.stems(setting.group(1)))
