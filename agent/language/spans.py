@@ -207,15 +207,37 @@ Finder = Callable[[str, str], Sequence[str]]
 
 
 def _numbers(quote: str, question: str) -> list[str]:
-    found = [m.group() for m in _NUMBER.finditer(quote) if not _list_marker(quote, m)]
-    # A span that shares a unit word with the question ("credit hours") comes first.
+    found = [m for m in _NUMBER.finditer(quote) if not _list_marker(quote, m)]
     asked = {fold(w) for w in WORD.findall(question)}
 
-    def rank(span: str) -> int:
-        words = {fold(w) for w in WORD.findall(span) if not any(c.isdigit() for c in w)}
-        return -len(words & asked)
+    def shared(text: str) -> int:
+        words = {fold(w) for w in WORD.findall(text) if not any(c.isdigit() for c in w)}
+        return len((words - _COMMON) & asked)
 
-    return sorted(found, key=rank)
+    stretches = _stretches(quote, found)
+    # A span that shares a unit word with the question ("credit hours") comes first; then
+    # the one whose stretch names the question's case. A sentence giving a value for each
+    # case ("$75 per day for domestic travel and $95 per day for international travel")
+    # answers "… for international trips?" with the value of the case it names, in any
+    # knowledge base that words its figures so.
+    ranked = sorted(
+        zip(found, stretches, strict=True),
+        key=lambda pair: (-shared(pair[0].group()), -shared(pair[1])),
+    )
+    return [m.group() for m, _stretch in ranked]
+
+
+def _stretches(quote: str, numbers: Sequence[re.Match[str]]) -> list[str]:
+    """What each number of `quote` says of itself: the text from it to the next number
+    or to the end of its clause, whichever comes first."""
+    masked = MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), quote)
+    breaks = [b.start() for b in _CLAUSE_BREAK.finditer(masked)]
+    stretches = []
+    for index, number in enumerate(numbers):
+        following = numbers[index + 1].start() if index + 1 < len(numbers) else len(quote)
+        clause_end = next((b for b in breaks if b >= number.end()), len(quote))
+        stretches.append(quote[number.start() : min(following, clause_end)])
+    return stretches
 
 
 def _list_marker(quote: str, match: re.Match[str]) -> bool:
