@@ -15,7 +15,8 @@ from bot.sample_kb import handbook_root
 
 # The environment variable behind each setting, for error messages.
 _VARIABLES = {
-    "KB_HOME", "DATABASE_URL", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS", "KB_SAMPLE_KB",
+    "KB_HOME", "DATABASE_URL", "KB_DATABASE_POOL_SIZE", "KB_EMBEDDING_MODEL", "KB_TORCH_THREADS",
+    "KB_SAMPLE_KB",
     "KB_SOURCES", "KB_INDEX_BATCH_SIZE", "KB_RERANKER_MODEL", "KB_HOST", "KB_PORT",
     "KB_AGENT_MAX_STEPS", "ANTHROPIC_API_KEY", "KB_ANTHROPIC_MODEL", "ANTHROPIC_BASE_URL",
     "KB_ANTHROPIC_TIMEOUT", "KB_WORKER_LEASE_SECONDS", "KB_EMBED_NICENESS", "SLACK_BOT_TOKEN",
@@ -46,6 +47,14 @@ class Settings(BaseSettings):
 
     kb_home: Path = Field(default_factory=_default_home, validation_alias="KB_HOME")
     database_url: SecretStr | None = Field(default=None, validation_alias="DATABASE_URL")
+    # Connections one process keeps to Postgres. Every agent run takes one for each of its
+    # ~20 statements, so with many runs at once (KB_SLACK_RUNS_PER_WORKSPACE) a small pool
+    # is a queue: at 50 runs and 8 connections a run waited a median 132 ms per statement
+    # (bench/results/slack_load.md). Postgres allows 100 connections by default, shared
+    # by every replica and `kb jobs --worker`.
+    database_pool_size: int = Field(
+        default=20, ge=2, le=1000, validation_alias="KB_DATABASE_POOL_SIZE"
+    )
     embedding_model: str | None = Field(
         default=None, validation_alias="KB_EMBEDDING_MODEL", min_length=1
     )

@@ -547,7 +547,9 @@ async def open_runtime(
     )
     extra: list[SentenceTransformerEmbedder] = []
     try:
-        pool = await open_pool(dsn, settings=session_settings(EF_SEARCH))
+        pool = await open_pool(
+            dsn, max_size=settings.database_pool_size, settings=session_settings(EF_SEARCH)
+        )
         keyword_search = KeywordSearch(CorpusReader(pool))
         try:
             async with pool.acquire() as conn:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import asyncpg
 
+from bot.settings import Settings
+from bot.wiring import open_runtime
 from jobs.documents import SourceDocument, StaticSource
 from jobs.indexing import Indexer, IndexOptions
 from store.documents import DocumentRepository
@@ -29,3 +32,13 @@ async def test_a_runtime_warms_every_sentence_at_first_then_only_those_of_change
     await indexer.run(StaticSource("notes", [added]), options=IndexOptions(collection="notes"))
     again = await runtime.warm_sentences()
     assert (again.read, again.documents) == ("incremental", 1) and again.embedded > 0
+
+
+async def test_the_pool_holds_as_many_connections_as_the_setting_allows(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Many runs at once each take a connection per statement: 8 made them queue.
+    settings = Settings(DATABASE_URL=database_url, KB_HOME=tmp_path, KB_DATABASE_POOL_SIZE=30)
+    async with open_runtime(settings, answers_questions=False) as runtime:
+        assert runtime.pool.get_max_size() == 30
+    assert Settings(DATABASE_URL=database_url, KB_HOME=tmp_path).database_pool_size == 20

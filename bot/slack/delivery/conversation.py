@@ -11,6 +11,7 @@ the log, never to Slack.
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import logging
 import time
@@ -68,6 +69,12 @@ class Asked:
 
 def grounded(answer: Answer) -> bool:
     return answer.covered and not answer.escalate
+
+
+def _retrieve_failure(task: asyncio.Task[object]) -> None:
+    """Mark a finished task's exception as seen: another failure is the one raised."""
+    if not task.cancelled():
+        task.exception()
 
 
 class _StepReporter:
@@ -189,18 +196,39 @@ class Conversation:
             await reply.working(queue_position=position)
 
         async with self._queue.slot(asked.team_id, on_queued=queued):
-            await reply.working()
-            history = await self._history(asked)
-            # Only a streamed reply takes the claims as they come (bot/slack/delivery/streaming.py).
-            claims = {"on_claim": reply.claimed} if isinstance(reply, ClaimSink) else {}
-            return await self._answerer.answer(
-                asked.question,
-                history=history,
-                scope=asked.access.scope,
-                origin=self._origin(asked, reference),
-                on_step=_StepReporter(reply, interval=self._step_interval),
-                **claims,
-            )
+            # The placeholder (or stream) opens beside the thread's history and the run:
+            # each is a Slack or database round trip that need not wait for the others.
+            opening = asyncio.create_task(reply.working())
+            try:
+                history = await self._history(asked)
+            except BaseException:
+                await asyncio.wait([opening])  # up (or refused) before the failure replaces it
+                _retrieve_failure(opening)
+                raise
+            running = asyncio.create_task(self._run_answerer(asked, reply, reference, history))
+            try:
+                await opening
+            except BaseException:
+                # No placeholder, no answer: the run stops, and the failure names it.
+                running.cancel()
+                await asyncio.wait([running])
+                _retrieve_failure(running)
+                raise
+            return await running
+
+    async def _run_answerer(
+        self, asked: Asked, reply: Reply, reference: str, history: Sequence[Turn]
+    ) -> Answer:
+        # Only a streamed reply takes the claims as they come (bot/slack/delivery/streaming.py).
+        claims = {"on_claim": reply.claimed} if isinstance(reply, ClaimSink) else {}
+        return await self._answerer.answer(
+            asked.question,
+            history=history,
+            scope=asked.access.scope,
+            origin=self._origin(asked, reference),
+            on_step=_StepReporter(reply, interval=self._step_interval),
+            **claims,
+        )
 
     async def _history(self, asked: Asked) -> Sequence[Turn]:
         if not (asked.with_history and asked.thread_ts and asked.message_ts):

@@ -53,6 +53,18 @@ async def _wait_for_requests(
         await asyncio.sleep(0.05)  # the request arrives from another process
 
 
+async def _wait_for_placeholders(fake: FakeSlack, timeout: float = 120) -> None:
+    """The mention's and the `/kb` thread's placeholders posted, the private one shown."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not (
+        fake.messages["C111"]
+        and len(fake.messages["C222"]) >= 2
+        and any(h.path.endswith("/private") for h in fake.hooks)
+    ):
+        assert asyncio.get_running_loop().time() < deadline, "a placeholder never went up"
+        await asyncio.sleep(0.05)
+
+
 def _panel_started() -> dict:
     body = payload("event_assistant_thread_started.json")
     body["event_id"] = "EvPanelStarted"
@@ -116,6 +128,8 @@ async def test_questions_of_every_kind_acked_by_a_killed_process_are_rerun_and_a
             ]
             assert [s.status for s in sent] == [200] * 4
             await _wait_for_requests(anthropic_api, "route", 5)  # warm-up's, then the four
+            # The runs start beside their placeholders: killed once those are up too.
+            await _wait_for_placeholders(fake_slack)
         finally:
             await first.kill()
         assert fake_slack.calls_to("chat.update") == []  # killed before any answer

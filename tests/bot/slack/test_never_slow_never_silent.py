@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 
+from bot.slack.access.config import BotOptions
 from tests.bot.slack.rig import FailingAnswerer, GatedAnswerer, SteppingAnswerer, mention
 
 QUESTION = "How do I request annual leave?"
@@ -45,6 +47,46 @@ async def test_a_failure_after_the_ack_replaces_the_placeholder_with_one_line_an
     assert "Traceback" not in shown and "RuntimeError" not in shown and "fell over" not in shown
     status = await pool.fetchval("SELECT status FROM agent_runs WHERE id = $1", run_id)
     assert status == "failed"
+
+
+class CancelledAnswerer(GatedAnswerer):
+    """A gated answerer that notes when the run it is in was cancelled."""
+
+    cancelled = False
+
+    async def answer(self, question, **kwargs):
+        try:
+            return await super().answer(question, **kwargs)
+        except asyncio.CancelledError:
+            self.cancelled = True
+            raise
+
+
+async def test_a_placeholder_slack_refuses_stops_the_run_begun_beside_it_and_shows_one_line(
+    start_bot, fake_slack, pool
+):
+    """The run starts while the placeholder is posted: when the post fails, the run is
+    stopped before the failure is shown (no answer comes later) and one line says so."""
+    gated: list[CancelledAnswerer] = []
+
+    def gated_answerer(runtime):
+        gated.append(CancelledAnswerer(runtime.answerer()))
+        return gated[0]
+
+    async def refuse_once_the_run_began(call):
+        await gated[0].started.wait()
+
+    fake_slack.on_call["chat.postMessage"] = refuse_once_the_run_began
+    fake_slack.script("chat.postMessage", status=200, body={"ok": False, "error": "fatal_error"})
+    bot = await start_bot(answerer=gated_answerer, options=BotOptions(stream_answers=False))
+    await bot.sender.event(mention(QUESTION, ts="1700000012.000001", event_id="EvNoPlace"))
+    await bot.idle()
+    assert gated[0].cancelled
+    posts = fake_slack.calls_to("chat.postMessage")
+    assert len(posts) == 2  # the refused placeholder, then the one line
+    assert "no run was recorded" in posts[1].params["text"]
+    assert not fake_slack.calls_to("chat.update")
+    assert await pool.fetchval("SELECT count(*) FROM agent_runs") == 0
 
 
 async def test_a_429_on_chat_update_waits_out_retry_after_then_succeeds(start_bot, fake_slack):

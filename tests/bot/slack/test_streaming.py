@@ -9,6 +9,7 @@ a 429 on an append is waited out.
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import json
 import re
@@ -27,6 +28,7 @@ from tests.bot.slack.rig import (
     BOT_TOKEN,
     BOT_USER,
     FakeSlack,
+    GatedAnswerer,
     SteppingAnswerer,
     mention,
     payload,
@@ -301,6 +303,43 @@ async def test_socket_mode_streams_and_falls_back_as_http_does(
     assert "HRLinks" in json.dumps(message["blocks"])
     assert len(fake_slack.calls_to("chat.postMessage")) == (1 if refused else 0)
     assert len(fake_slack.calls_to("chat.stopStream")) == (0 if refused else 1)
+
+
+async def test_the_run_starts_while_the_stream_is_still_opening(
+    start_bot, fake_slack: FakeSlack, pool: asyncpg.Pool
+) -> None:
+    """chat.startStream is held until the run has begun (or 10 s have passed): opened one
+    after the other, the run would wait for the stream, and the hold for the run."""
+    fake_slack.streaming = True
+    answerer: list[GatedAnswerer] = []
+
+    def passing_through(runtime: Any) -> GatedAnswerer:
+        answerer.append(GatedAnswerer(runtime.answerer()))
+        answerer[0].gate.set()  # held by nothing: `started` only tells when it was called
+        return answerer[0]
+
+    began_while_opening: list[bool] = []
+
+    async def hold_until_the_run_began(call: Any) -> None:
+        try:
+            await asyncio.wait_for(answerer[0].started.wait(), 10)
+        except TimeoutError:
+            began_while_opening.append(False)
+        else:
+            began_while_opening.append(True)
+
+    fake_slack.on_call["chat.startStream"] = hold_until_the_run_began
+    bot = await start_bot(answerer=passing_through, options=BotOptions())
+    await bot.sender.event(mention(QUESTION, ts="1700000950.000001", event_id="EvOverlap"))
+    (answer,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    assert began_while_opening == [True]
+    # ...and the answer is the one message of the thread, its claims streamed first.
+    (message,) = bot_messages(fake_slack, "C111", "1700000950.000001")
+    assert message["ts"] == answer.params["ts"] and message["streaming_state"] == "completed"
+    assert CLAIM.findall(streamed_text(fake_slack))
+    run_id = message["metadata"]["event_payload"]["run_id"]
+    assert await pool.fetchval("SELECT status FROM agent_runs WHERE id = $1", run_id) == "finished"
 
 
 async def test_a_429_on_starting_the_stream_puts_the_placeholder_up_at_once(

@@ -9,6 +9,7 @@ test_killed_mid_answer.py.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Any
 
@@ -43,8 +44,18 @@ async def _lease_runs_out(pool: asyncpg.Pool) -> None:
     )
 
 
-async def _dies_mid_answer(bot: Any, gated: GatedAnswerer) -> None:
-    await gated.started.wait()  # the placeholder is up, the answer under way
+async def _dies_mid_answer(
+    bot: Any, gated: GatedAnswerer, pool: asyncpg.Pool, fake: FakeSlack, *, rerun: bool = False
+) -> None:
+    """The process dies with the placeholder up and the answer under way. The run starts
+    beside the placeholder (bot/slack/delivery/conversation.py), so both are waited for:
+    the first run's placeholder recorded, a re-run's taken over (its progress shown)."""
+    await gated.started.wait()
+    if rerun:
+        await fake.wait_for("chat.update", progress=True)
+    else:
+        while await pool.fetchval("SELECT count(placeholder_ts) FROM slack_deliveries") == 0:
+            await asyncio.sleep(0.01)
     await bot.services.tasks.close(timeout=0)
 
 
@@ -100,7 +111,7 @@ async def test_a_question_left_by_a_dead_process_is_rerun_once_on_a_running_repl
     dead = await start_bot(answerer=factory)
     running = await start_bot()
     await dead.sender.event(mention(QUESTION, ts="1700000901.000001", event_id="EvDead"))
-    await _dies_mid_answer(dead, gated[0])
+    await _dies_mid_answer(dead, gated[0], corpus, fake_slack)
     (placeholder,) = fake_slack.messages["C111"]
     await _lease_runs_out(corpus)
     sweep = build_sweep(running.runtime, running.services)
@@ -129,11 +140,11 @@ async def test_a_question_whose_rerun_dies_too_is_told_to_ask_again_in_one_line(
     rerun = await start_bot(answerer=second_factory)
     last = await start_bot()
     await dead.sender.event(mention(QUESTION, ts="1700000902.000001", event_id="EvTwice"))
-    await _dies_mid_answer(dead, first[0])
+    await _dies_mid_answer(dead, first[0], corpus, fake_slack)
     (placeholder,) = fake_slack.messages["C111"]
     await _lease_runs_out(corpus)
     assert await build_sweep(rerun.runtime, rerun.services).once() == Swept(rerun=1)
-    await _dies_mid_answer(rerun, second[0])
+    await _dies_mid_answer(rerun, second[0], corpus, fake_slack, rerun=True)
     await _lease_runs_out(corpus)
     sweep = build_sweep(last.runtime, last.services)
     assert await sweep.once() == Swept(told=1)
@@ -143,6 +154,50 @@ async def test_a_question_whose_rerun_dies_too_is_told_to_ask_again_in_one_line(
     assert _answers(fake_slack) == []
     assert await _question_row(corpus) == ("abandoned", 2, True)
     assert await sweep.once() == Swept()
+
+
+async def test_a_question_whose_process_died_while_its_placeholder_was_on_its_way_is_rerun_into_it(
+    start_bot, fake_slack: FakeSlack, corpus: asyncpg.Pool
+) -> None:
+    # The run starts beside the placeholder: the process can die with the run under way
+    # and the placeholder's post not yet answered. Slack posts it after the death, so its
+    # ts is never recorded; the re-run finds it by its post key and answers in it.
+    fake_slack.streaming = False
+    gated, factory = _gated()
+    dead = await start_bot(answerer=factory)
+    running = await start_bot()
+    held: list[Any] = []
+
+    async def on_its_way(call: Any) -> None:
+        held.append(call)
+        await asyncio.Event().wait()  # never answered: the process dies first
+
+    fake_slack.on_call["chat.postMessage"] = on_its_way
+    await dead.sender.event(mention(QUESTION, ts="1700000903.000001", event_id="EvLate"))
+    await asyncio.wait_for(gated[0].started.wait(), 10)  # begun beside its placeholder,
+    while not held:  # which reached Slack and waits for its answer
+        await asyncio.sleep(0.01)
+    await dead.services.tasks.close(timeout=0)
+    del fake_slack.on_call["chat.postMessage"]
+    (post,) = held
+    metadata = post.params["metadata"]
+    late = {
+        "type": "message", "ts": "1700000903.000500", "user": BOT_USER, "bot_id": BOT_ID,
+        "thread_ts": "1700000903.000001", "text": post.params["text"],
+        "metadata": json.loads(metadata) if isinstance(metadata, str) else metadata,
+    }  # fmt: skip
+    fake_slack.add_message("C111", late)  # Slack posted it after the process died
+    await _lease_runs_out(corpus)
+    assert await corpus.fetchval("SELECT placeholder_ts FROM slack_deliveries") is None
+    sweep = build_sweep(running.runtime, running.services)
+    assert await sweep.once() == Swept(rerun=1)
+    await running.idle()
+    (answer,) = _answers(fake_slack)
+    assert answer.params["ts"] == late["ts"]  # the late placeholder, answered in place
+    assert "HRLinks" in json.dumps(answer.params["blocks"])
+    assert len(fake_slack.messages["C111"]) == 1  # no second placeholder
+    assert _told(fake_slack) == []
+    assert await _question_row(corpus) == ("answered", 2, True)
 
 
 async def _kb_question_left_before_its_post(bot: Any, fake: FakeSlack, key: str) -> None:
