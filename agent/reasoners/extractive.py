@@ -471,7 +471,7 @@ def _named_by(question: str, title: str) -> bool:
     if _names_title(question, title):
         return True
     short = _TITLE_ABBREVIATION.search(title)
-    return bool(short) and _names_title(question, short.group(1))
+    return short is not None and _names_title(question, short.group(1))
 
 
 def _is_name(name: str, quote: str) -> bool:
