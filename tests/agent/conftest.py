@@ -277,3 +277,8 @@ async def statements_sent(pool: asyncpg.Pool) -> list[str]:
         await pool.release(conn)
     sent.clear()
     return sent
+
+
+def shown(answer: Answer) -> list[tuple[str, str]]:
+    """Each claim's answer span and quote: what an assertion on a reply prints when it fails."""
+    return [(c.span, c.quote) for c in answer.claims]

@@ -14,7 +14,7 @@ from agent.language.prefixes import prefixed_opposites, says_the_opposite
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built_from
+from tests.agent.conftest import Built, built_from, shown
 
 OFFICE = [
     SourceDocument(
@@ -40,10 +40,6 @@ async def office(
 ) -> AsyncIterator[Built]:
     async for result in built_from(pg_server, embedder, StaticSource("office", OFFICE), "office"):
         yield result
-
-
-def shown(answer: object) -> list[tuple[str, str]]:
-    return [(c.span, c.quote) for c in answer.claims]  # type: ignore[attr-defined]
 
 
 async def test_a_prefixed_opposite_is_not_answered_by_the_bare_word(office: Built) -> None:

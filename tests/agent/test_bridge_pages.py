@@ -22,7 +22,7 @@ from agent.reasoners.extractive import _named_by
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built_from
+from tests.agent.conftest import Built, built_from, shown
 
 QUESTION = "What is the population of the city where the Memphis Hustle play their home games?"
 
@@ -121,19 +121,19 @@ async def test_a_page_naming_the_bridge_in_passing_does_not_answer_for_it(
 ) -> None:
     answer = await without_bridge.loop().answer(QUESTION)
     spans = [c.span for c in answer.claims]
-    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert answer.escalate, shown(answer)
     assert not any("26,245" in s for s in spans)
 
 
 async def test_the_page_titled_by_the_bridge_answers(with_bridge: Built) -> None:
     answer = await with_bridge.loop().answer(QUESTION)
-    assert not answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert not answer.escalate, shown(answer)
     assert any("48,982" in c.span for c in answer.claims)
 
 
 async def test_the_page_the_bridge_was_read_from_still_answers(on_its_own_page: Built) -> None:
     answer = await on_its_own_page.loop().answer(QUESTION)
-    assert not answer.escalate, ([(c.span, c.quote) for c in answer.claims], answer.gaps)
+    assert not answer.escalate, (shown(answer), answer.gaps)
     assert any("48,982" in c.span for c in answer.claims)
 
 
@@ -151,4 +151,4 @@ async def test_a_look_alike_s_own_quote_does_not_make_it_the_question_s_page(
     look_alike: Built,
 ) -> None:
     answer = await look_alike.loop().answer(SUBURB_QUESTION)
-    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert answer.escalate, shown(answer)

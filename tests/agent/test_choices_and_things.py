@@ -14,7 +14,7 @@ from agent.state import PlannedQuestion
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from tests.agent.conftest import Built, built_from
+from tests.agent.conftest import Built, built_from, shown
 
 
 def _page(uri: str, title: str, text: str) -> SourceDocument:
@@ -68,7 +68,7 @@ async def wiki(
 async def test_a_choice_with_one_option_found_escalates(wiki: Built) -> None:
     # What the pages say of Marco da Silva picks no one: Erika Jayne is nowhere.
     answer = await wiki.loop().answer("Who was born first, Erika Jayne or Marco da Silva?")
-    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert answer.escalate, shown(answer)
 
 
 async def test_a_choice_with_both_options_found_is_answered(wiki: Built) -> None:
@@ -86,7 +86,7 @@ async def test_a_choice_whose_option_is_described_escalates_on_one_option(wiki: 
         "Which band recorded with the orchestra, The Night Owls or Tidewater Choir, "
         "the Welsh choir?"
     )
-    assert answer.escalate, [(c.span, c.quote) for c in answer.claims]
+    assert answer.escalate, shown(answer)
 
 
 async def test_a_choice_whose_option_is_described_is_answered_by_both(wiki: Built) -> None:
