@@ -236,21 +236,27 @@ class ExtractiveReasoner:
             fresh = [n for n in dict.fromkeys(names) if fold(n) not in read]
             for name in fresh[: self._options.hop_names]:
                 state.bridges.setdefault(index, []).append(name)
-                state.bridge_sources.setdefault(index, set()).update(
-                    e.title
-                    for e in best
-                    if name in new_names(e.quote, question) and self._names_all(state, index, e)
-                )
+                self._note_bridge_sources(state, index, best, [name])
                 queries.append(PendingQuery(name, index, "targeted_follow_up"))
         return queries
 
-    def _names_all(self, state: AgentState, index: int, evidence: Evidence) -> bool:
-        """Whether a quote names every name of the sub-question ("TK - To Come" for "what
-        does TK mean?"): it speaks of the question's own subject, so a name it adds (the
-        bridge) is said of that subject on its page. A quote naming only some ("West
-        Memphis ... north of Southaven" for the Memphis Hustle) is about something else."""
-        names = set(self._analyzer.analyse(state.sub_questions[index].text).names)
-        return bool(names) and names <= set(self._analyzer.stems(evidence.quote))
+    def _note_bridge_sources(
+        self, state: AgentState, index: int, quotes: Sequence[Evidence], bridges: Sequence[str]
+    ) -> None:
+        """Record as pages the sub-question is about those of `quotes` that gave one of
+        `bridges` and name every name of the sub-question ("TK - To Come" for "what does
+        TK mean?"): such a quote speaks of the question's own subject, so the bridge it
+        adds is said of that subject on its page. A quote naming only some ("West Memphis
+        ... north of Southaven" for the Memphis Hustle) is about something else."""
+        question = state.sub_questions[index].text
+        names = set(self._analyzer.analyse(question).names)
+        state.bridge_sources.setdefault(index, set()).update(
+            e.title
+            for e in quotes
+            if names
+            and set(bridges) & set(new_names(e.quote, question))
+            and names <= set(self._analyzer.stems(e.quote))
+        )
 
     async def judge(self, state: AgentState, undecided: Sequence[int]) -> Judgement:
         answered, gaps = set(), []
@@ -303,13 +309,7 @@ class ExtractiveReasoner:
             if normalise(candidate) == normalise(question):
                 continue
             state.bridges.setdefault(gap.sub_question, []).extend(used)
-            # The pages the names were read from, if their quotes name the question's subject.
-            state.bridge_sources.setdefault(gap.sub_question, set()).update(
-                e.title
-                for e in found[:2]
-                if set(used) & set(new_names(e.quote, question))
-                and self._names_all(state, gap.sub_question, e)
-            )
+            self._note_bridge_sources(state, gap.sub_question, found[:2], used)
             return candidate
         return None
 
