@@ -109,6 +109,8 @@ def test_max_words_zero_is_refused_at_once_in_one_line(tmp_path: Path) -> None:
         ("KB_PORT", "70000", "KB_PORT: Input should be less than or equal to 65535"),
         ("KB_INDEX_BATCH_SIZE", "0", "KB_INDEX_BATCH_SIZE: Input should be greater than"),
         ("KB_QUERY_EMBEDDING", "gpu", "KB_QUERY_EMBEDDING: Input should be 'onnx' or 'torch'"),
+        ("KB_DATABASE_POOL_SIZE", "1", "KB_DATABASE_POOL_SIZE: Input should be greater than"),
+        ("KB_DATABASE_POOL_SIZE", "lots", "KB_DATABASE_POOL_SIZE: Input should be a valid integer"),
     ],
 )
 def test_a_bad_environment_variable_is_one_line_and_exit_status_2(

@@ -1,0 +1,54 @@
+"""Properties of the question-text readers this project added for chat questions and
+altered questions: any text in, a well-formed answer out, never an exception
+(agent/language/prefixes.py, questions.chat_spelled / answer_type, typos.clipped)."""
+
+from __future__ import annotations
+
+from typing import get_args
+
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from agent.language.prefixes import says_the_opposite
+from agent.language.questions import AnswerType, answer_type, chat_spelled
+from agent.language.typos import clipped
+
+_CHATTY = st.text(alphabet=st.sampled_from("whatsincl plzthx?.-' unonUNONaeiou\u017f\u00df"))
+
+
+@given(_CHATTY | st.text(max_size=120))
+@example("whats the max hours incl overtime pls?")
+def test_chat_spelling_is_written_out_once_and_for_all(text: str) -> None:
+    spelled = chat_spelled(text)
+    assert chat_spelled(spelled) == spelled
+
+
+@given(_CHATTY | st.text(max_size=120))
+@example("is there a number I can call?")
+def test_every_question_gets_one_of_the_answer_types(text: str) -> None:
+    assert answer_type(text) in get_args(AnswerType)
+
+
+@given(_CHATTY | st.text(max_size=120))
+@example("Which marriage became uncommon?")
+@example("How were non-local networks set up?")
+def test_a_question_never_says_the_opposite_of_itself(question: str) -> None:
+    # The question holds each prefixed word it asks with: it cannot contradict itself.
+    assert not says_the_opposite(question, question)
+
+
+@given(
+    st.text(alphabet="certifcaon", min_size=1, max_size=8),
+    st.frozensets(st.text(alphabet="certifcaon", min_size=1, max_size=14), max_size=12),
+)
+@example("cert", frozenset({"certif", "certifi", "cost"}))
+@example("pens", frozenset({"pension", "penalty"}))
+def test_a_clip_stands_only_for_the_one_family_it_begins(
+    word: str, vocabulary: frozenset[str]
+) -> None:
+    whole = clipped(word, vocabulary)
+    if whole is None:
+        return
+    assert whole in vocabulary and whole.startswith(word) and whole != word
+    assert len(word) >= 4 and 2 * len(word) >= len(whole)
+    assert all(v.startswith(whole) for v in vocabulary if v.startswith(word) and v != word)
