@@ -223,3 +223,25 @@ def test_a_short_word_two_edits_from_a_page_word_is_another_word_not_a_typo() ->
 def test_a_word_far_from_every_word_of_the_passages_is_not_corrected() -> None:
     # Three edits away is "too far" for each candidate, not a tie to break.
     assert corrections(["underperform"], frozenset({"unnecessari"})) == {}
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        ("Temujin was proclaimed Genghis Khan in 1206, after uniting the tribes.", "1206"),
+        ("In 1450 the city fell to the siege.", "1450"),
+        ("The dynasty ruled the north until 1368.", "1368"),
+    ],
+)
+def test_a_year_before_1500_is_a_date_where_a_year_word_introduces_it(
+    quote: str, span: str
+) -> None:
+    assert find_span(quote, "date", "When did it happen?") == span
+
+
+@pytest.mark.parametrize(
+    "quote",
+    ["The chain opened in 1200 stores nationwide.", "There were 1400 soldiers at the fort."],
+)
+def test_a_count_of_things_is_not_an_early_year(quote: str) -> None:
+    assert find_span(quote, "date", "When did it happen?") == ""
