@@ -90,6 +90,10 @@ _DATE = re.compile(
     r"(?<=\bbefore )|(?<=\baround )|(?<=\bcirca )|(?<=\bduring ))"
     r"1[0-4]\d{2}(?=[ \t]*(?:[,.;:)\n]|$|[-–]\d|[ \t]+(?:(?-i:[A-Z])|(?:and|or|to|when|the|"
     r"a|an|he|she|it|they|as|with|after|before|until|while)\b)))|"
+    # a century, the date a "what century" question asks for ("the 10th century",
+    # "the late eighteenth century"), as any history or company timeline writes it
+    rf"(?:(?:early|mid|late)[ -])?(?:{ORDINALS}|thirteenth|fourteenth|fifteenth|sixteenth|"
+    r"seventeenth|eighteenth|nineteenth|twentieth|twenty-first)[ -]century|"
     # years of an era, as histories write them
     r"\d{1,4}\s?(?:BC|BCE|AD|CE))(?:\b|(?<=\.))",
     re.I,

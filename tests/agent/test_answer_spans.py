@@ -245,3 +245,21 @@ def test_a_year_before_1500_is_a_date_where_a_year_word_introduces_it(
 )
 def test_a_count_of_things_is_not_an_early_year(quote: str) -> None:
     assert find_span(quote, "date", "When did it happen?") == ""
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        (
+            "Their identity emerged in the first half of the 10th century, and it evolved.",
+            "10th century",
+        ),
+        (
+            "The mill was built in the late eighteenth century by the founders.",
+            "late eighteenth century",
+        ),
+    ],
+)
+def test_a_century_answers_what_century(quote: str, span: str) -> None:
+    question = "What century did it begin?"
+    assert find_span(quote, answer_type(question), question) == span
