@@ -263,3 +263,17 @@ def test_a_count_of_things_is_not_an_early_year(quote: str) -> None:
 def test_a_century_answers_what_century(quote: str, span: str) -> None:
     question = "What century did it begin?"
     assert find_span(quote, answer_type(question), question) == span
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How did the council react when the plan was announced?", "entity"),
+        ("Who led the army when the war began?", "person"),
+        ("what happens when I'm sick for more than three days?", "entity"),
+        ("When did the war begin?", "date"),
+        ("when does open enrollment start?", "date"),
+    ],
+)
+def test_a_when_opening_a_clause_does_not_make_a_date_question(question: str, kind: str) -> None:
+    assert answer_type(question) == kind
