@@ -355,7 +355,8 @@ def answer_type(question: str) -> AnswerType:
     """The kind of answer `question` expects (yes/no only when no wh-word says otherwise)."""
     question = chat_spelled(question)
     for kind, pattern in _TYPE_PATTERNS:
-        if pattern.search(question):
+        found = pattern.search(question)
+        if found and not (kind == "date" and _subordinate_when(question, found)):
             return kind
     if _AUXILIARY.match(question.strip()):
         return "yes_no"
@@ -365,6 +366,17 @@ def answer_type(question: str) -> AnswerType:
     if _TERSE_NUMBER.search(question) and not _WH_WORD.search(question):
         return "number"
     return "entity"
+
+
+def _subordinate_when(question: str, found: re.Match[str]) -> bool:
+    """Whether the date pattern matched only a "when" that opens a clause of a question
+    another question word asks ("How did Vaudreuil react when Johnson was seen as the
+    larger threat?", "Who led the army when the war began?"): the first question word
+    decides what is asked, in any knowledge base."""
+    if found.group().casefold() != "when":
+        return False
+    first = _WH_WORD.search(question)
+    return first is not None and first.start() < found.start()
 
 
 _WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)

@@ -83,6 +83,17 @@ _DATE = re.compile(
     r"(?:daily|weekly|biweekly|monthly|quarterly|annually|yearly|immediately|"
     r"today|tomorrow|yesterday)|"
     r"(?:1[5-9]\d{2}|20\d{2})(?:s)?|"
+    # an earlier year, told from a count by the word that introduces it ("in 1206",
+    # "until 1368", "by 1271,"): histories of any century put a year there, and a count
+    # after "in" ("in 1200 stores") goes on with the thing counted, which rules it out
+    r"(?:(?<=\bin )|(?<=\bby )|(?<=\bsince )|(?<=\buntil )|(?<=\bfrom )|(?<=\bafter )|"
+    r"(?<=\bbefore )|(?<=\baround )|(?<=\bcirca )|(?<=\bduring ))"
+    r"1[0-4]\d{2}(?=[ \t]*(?:[,.;:)\n]|$|[-–]\d|[ \t]+(?:(?-i:[A-Z])|(?:and|or|to|when|the|"
+    r"a|an|he|she|it|they|as|with|after|before|until|while)\b)))|"
+    # a century, the date a "what century" question asks for ("the 10th century",
+    # "the late eighteenth century"), as any history or company timeline writes it
+    rf"(?:(?:early|mid|late)[ -])?(?:{ORDINALS}|thirteenth|fourteenth|fifteenth|sixteenth|"
+    r"seventeenth|eighteenth|nineteenth|twentieth|twenty-first)[ -]century|"
     # years of an era, as histories write them
     r"\d{1,4}\s?(?:BC|BCE|AD|CE))(?:\b|(?<=\.))",
     re.I,

@@ -223,3 +223,57 @@ def test_a_short_word_two_edits_from_a_page_word_is_another_word_not_a_typo() ->
 def test_a_word_far_from_every_word_of_the_passages_is_not_corrected() -> None:
     # Three edits away is "too far" for each candidate, not a tie to break.
     assert corrections(["underperform"], frozenset({"unnecessari"})) == {}
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        ("Temujin was proclaimed Genghis Khan in 1206, after uniting the tribes.", "1206"),
+        ("In 1450 the city fell to the siege.", "1450"),
+        ("The dynasty ruled the north until 1368.", "1368"),
+    ],
+)
+def test_a_year_before_1500_is_a_date_where_a_year_word_introduces_it(
+    quote: str, span: str
+) -> None:
+    assert find_span(quote, "date", "When did it happen?") == span
+
+
+@pytest.mark.parametrize(
+    "quote",
+    ["The chain opened in 1200 stores nationwide.", "There were 1400 soldiers at the fort."],
+)
+def test_a_count_of_things_is_not_an_early_year(quote: str) -> None:
+    assert find_span(quote, "date", "When did it happen?") == ""
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        (
+            "Their identity emerged in the first half of the 10th century, and it evolved.",
+            "10th century",
+        ),
+        (
+            "The mill was built in the late eighteenth century by the founders.",
+            "late eighteenth century",
+        ),
+    ],
+)
+def test_a_century_answers_what_century(quote: str, span: str) -> None:
+    question = "What century did it begin?"
+    assert find_span(quote, answer_type(question), question) == span
+
+
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("How did the council react when the plan was announced?", "entity"),
+        ("Who led the army when the war began?", "person"),
+        ("what happens when I'm sick for more than three days?", "entity"),
+        ("When did the war begin?", "date"),
+        ("when does open enrollment start?", "date"),
+    ],
+)
+def test_a_when_opening_a_clause_does_not_make_a_date_question(question: str, kind: str) -> None:
+    assert answer_type(question) == kind
