@@ -27,6 +27,7 @@ _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
 _LIST_MARKER = re.compile(r"^(\s*)(?:[-*+]|\d+[.)])\s+")
 _WORD = re.compile(r"\w+")
 _MARKDOWN_LINK = re.compile(r"\[[^\]\n]*\]\([^)\s]*\)")
+_NAME_SUFFIX = re.compile(r"\b(?:Jr|Sr)\.$")
 
 UnitKind = Literal["sentence", "item", "list"]
 
@@ -174,13 +175,22 @@ def _segment(piece: str) -> Iterator[tuple[int, int]]:
     # One word-like token of the same length per link: offsets stay put, and syntok
     # neither ends a sentence inside it nor takes its brackets for a boundary.
     masked = _MARKDOWN_LINK.sub(lambda m: "L" + "x" * (len(m.group()) - 1), piece)
+    held: tuple[int, int] | None = None
     for paragraph in segmenter.analyze(masked):
         for sentence in paragraph:
             tokens = list(sentence)
-            if tokens:
-                start = tokens[0].offset
-                end = tokens[-1].offset + len(tokens[-1].value)
+            if not tokens:
+                continue
+            start = held[0] if held else tokens[0].offset
+            end = tokens[-1].offset + len(tokens[-1].value)
+            # syntok ends a sentence at a name's suffix ("Martin Luther King Jr. Day"),
+            # which in English stands inside a name far more often than at a sentence's
+            # end; a real end ("led by Bob Smith Jr.") only makes the quote one longer.
+            held = (start, end) if _NAME_SUFFIX.search(masked, 0, end) else None
+            if held is None:
                 yield start, end
+    if held is not None:
+        yield held
 
 
 def visible_words(text: str) -> int:

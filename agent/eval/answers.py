@@ -144,6 +144,7 @@ class CaseOutcome:
     statements_written: int = 0
     statements_dropped: int = 0
     conflicts: int = 0  # disagreements between sources the reply shows (Answer.conflicts)
+    gaps: tuple[str, ...] = ()  # why each gap is one ("too_weak: … gives no number")
 
 
 class EvalAnswerer(Protocol):
@@ -208,6 +209,7 @@ async def _outcome(
         statements_written=answer.statements_written,
         statements_dropped=answer.statements_dropped,
         conflicts=len(answer.conflicts),
+        gaps=tuple(f"{g.reason}: {g.detail}".rstrip(": ") for g in answer.gaps),
     )
 
 
@@ -275,6 +277,7 @@ def case_row(outcome: CaseOutcome) -> dict[str, Any]:
         "lead_span": outcome.lead_span,
         "quotes": list(outcome.quotes),
         "conflicts": outcome.conflicts,
+        "gaps": list(outcome.gaps),
         "latency_ms": round(outcome.latency_ms, 1),
     }
 

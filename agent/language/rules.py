@@ -298,9 +298,10 @@ SUBJECT_OPENERS = frozenset(
     such another other few several everyone everybody someone somebody anyone anybody
     nobody something anything nothing who which what then so""".split()
 )
-# Time units: "12 weeks", "3 business days", "two pay periods" are durations.
+# Time units: "12 weeks", "3 business days", "two pay periods" are durations; so are
+# "three consecutive working days" (two of the kind words, in either order).
 TIME_UNITS = (
-    r"(?:(?:business|calendar|working|work|consecutive) )?(?:seconds?|minutes?|hours?|"
+    r"(?:(?:business|calendar|working|work|consecutive) ){0,2}(?:seconds?|minutes?|hours?|"
     r"days?|weeks?|months?|years?|pay ?periods?|quarters?|semesters?|terms?|shifts?)"
 )
 MONTHS = (
@@ -317,6 +318,15 @@ NUMBER_WORDS = (
 ORDINALS = (
     r"(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
     r"twelfth|\d{1,3}(?:st|nd|rd|th))"
+)
+# Counts and ordinals before a noun, as the analyzer stems them ("fifth session", "seven
+# year"): in any text, "the fourth Session" is another member of the series than "the
+# fifth session" a question asks about, as "First Minister" is not "Second Minister".
+# "one" (also a pronoun) and magnitudes ("hundred") are left out: they don't pick a member.
+COUNT_STEM = re.compile(
+    r"^(?:first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|eleventh|"
+    r"twelfth|\d{1,3}(?:st|nd|rd|th)|two|three|four|five|six|seven|eight|nine|ten|eleven|"
+    r"twelv)$"
 )
 # Words before a number that belong to the answer ("up to 24 credit hours").
 NUMBER_LEADS = (
@@ -426,6 +436,12 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         re.compile(r"\b(?:pls|plz)\b", re.I),
         "please",
         "'pls' is 'please', which says how the asker asks, nothing of the topic",
+    ),
+    (
+        re.compile(r"\bwfh\b", re.I),
+        "work from home",
+        "'wfh' is chat's 'work from home'; pages spell it out, and as a word no page writes "
+        "it weighs most",
     ),
     (
         re.compile(r"\b(?:thx|thnx)\b", re.I),

@@ -399,6 +399,23 @@ def _polar(quote: str, question: str) -> list[str]:
     return sorted(clauses, key=lambda c: -len({fold(w) for w in WORD.findall(c)} & asked))
 
 
+def _listed(quote: str, question: str) -> list[str]:
+    """The lead-in of a list that names, in one of its items, a word of the question ("is
+    Juneteenth a holiday?" and "11 paid holidays: New Year's Day, …, Juneteenth, …"):
+    being listed is the yes, in any knowledge base. A word several items share ("Day")
+    picks no item, so "is Columbus Day a holiday?" finds no span in the same list."""
+    head, colon, rest = quote.partition(":")
+    if not colon or not head.strip():
+        return []
+    items = [i for i in re.split(r"\n|,|;|\band\b|\bor\b", rest) if i.strip()]
+    if len(items) < 3:
+        return []
+    asked = {fold(w) for w in WORD.findall(question) if len(w) > 2} - _COMMON
+    words = [{fold(w) for w in WORD.findall(item)} for item in items]
+    picked = any(sum(w in ws for ws in words) == 1 for w in asked)
+    return [head.strip()] if picked else []
+
+
 def _instructs(clause: str) -> bool:
     """Whether `clause` opens with the verb of an instruction ("Ask …", "Submit …"), or
     is one after its condition ("If you have a conflicting meeting, prioritize your
@@ -488,7 +505,7 @@ _FINDERS: dict[str, tuple[Finder, ...]] = {
     "organisation": (_organisations, _roles, _names),
     "place": (_places,),
     "contact": (_contacts, _roles, _names),
-    "yes_no": (_polar,),
+    "yes_no": (_polar, _listed),
     "procedure": (_steps, _contacts),
     "list": (_items, _steps, _names),
     "definition": (_definitions, _numbers),

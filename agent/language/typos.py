@@ -8,6 +8,7 @@ alone rather than guessed.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Mapping
 
 
@@ -73,6 +74,22 @@ def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str]
         if is_word(word[:i]) and is_word(word[i:]):
             return word[:i], word[i:]
     return None
+
+
+def split_alphanumeric(word: str, written_apart: Callable[[list[str]], bool]) -> str | None:
+    """The part of a letters-and-digits word the documents write apart ("bsl2" for
+    "BSL-2", "401k" for "401(k)", "covid19" for "COVID-19"): its runs of letters and of
+    digits (a lone letter is no word) must stand side by side in the documents
+    (`written_apart`), so "bsl3" is not "BSL-2"; then the longest run, letters first.
+    None if the word mixes no letters and digits, or the documents don't write it so."""
+    runs = _RUNS.findall(word)
+    kept = [r for r in runs if len(r) > 1 or r.isdigit()]
+    if len(runs) < 2 or not kept or not written_apart(kept):
+        return None
+    return sorted(kept, key=lambda r: (r.isdigit(), -len(r)))[0]
+
+
+_RUNS = re.compile(r"[^\W\d_]+|\d+")
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

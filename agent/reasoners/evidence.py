@@ -33,7 +33,7 @@ from agent.language.abbreviations import defined_abbreviations, implied_abbrevia
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
-from agent.language.rules import OPPOSITE
+from agent.language.rules import COUNT_STEM, OPPOSITE
 from agent.language.scenes import particulars
 from agent.language.spans import (
     constraints_met,
@@ -41,7 +41,13 @@ from agent.language.spans import (
     names_an_answer,
     spells_its_type,
 )
-from agent.language.typos import apply, clipped, corrections, split_compound
+from agent.language.typos import (
+    apply,
+    clipped,
+    corrections,
+    split_alphanumeric,
+    split_compound,
+)
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
@@ -184,11 +190,42 @@ class EvidenceScorer:
         asked = [question.text, *follow_ups]
         vectors = await self._vectors.vectors([*asked, *(u.unit.text for u in shortlist)])
         against = np.asarray(vectors[len(asked) :] @ vectors[: len(asked)].T)
-        scored = [
-            self._scored(u, float(row.max() if u.bridged else row[0]))
+        similarity = [
+            float(row.max() if u.bridged else row[0])
             for u, row in zip(shortlist, against, strict=True)
         ]
+        await self._read_under_headings(question, shortlist, similarity)
+        scored = [self._scored(u, s) for u, s in zip(shortlist, similarity, strict=True)]
         return sorted(scored, key=lambda s: -s.score)
+
+    async def _read_under_headings(
+        self, question: QuestionAnalysis, shortlist: list[_Lexical], similarity: list[float]
+    ) -> None:
+        """Lift, in place, the similarity of a unit that answers the whole question only
+        with its heading ("## Core hours" > "Everyone is available between 10:00 and
+        15:00" for "what are core hours?"): embedded alone it reads as off topic. Read as
+        "heading: sentence", only when the heading supplies a key term the sentence lacks
+        and, with it, every key term is covered and a span of the asked type found: an
+        on-topic near miss lacks a term, so it is not lifted (read under its heading for
+        every unit, near misses crossed the floor as readily as answers)."""
+        lifted = [
+            i
+            for i, u in enumerate(shortlist)
+            if similarity[i] < self._options.floor
+            and u.typed
+            and u.complete
+            and u.covered >= question.key_terms
+            and (self.stems(u.section) & question.key_terms) - self.stems(u.unit.text)
+        ]
+        if not lifted:
+            return
+        texts = [
+            question.text,
+            *(f"{shortlist[i].section}: {shortlist[i].unit.text}" for i in lifted),
+        ]
+        vectors = await self._vectors.vectors(texts)
+        for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
+            similarity[i] = max(similarity[i], float(row))
 
     def units(self, text: str) -> list[Sentence]:
         """`text` split into sentences, list items and lists (cached per block)."""
@@ -230,6 +267,21 @@ class EvidenceScorer:
             parts = None if term in fixes else split_compound(term, self._part_of(vocabulary))
             if parts:  # "underperform" is said of the "perform" the pages have
                 fixes[term] = next(iter(self.stems(parts[1])))
+        # A letters-and-digits word ("bsl2", "401k") stands for the part the pages write
+        # apart from the other ("BSL-2", "401(k)"): a name too, written as meant but run
+        # together ("BSL2").
+        run_together = [t for t in question.terms if t not in vocabulary and t not in fixes]
+        known_too = self._corpus_terms.known(run_together) if self._corpus_terms else set()
+        sequences = [self._sequence(f"{p.title}\n{p.text}") for p in passages]
+
+        def written_apart(parts: list[str]) -> bool:
+            wanted = self._sequence(" ".join(parts))
+            return bool(wanted) and any(_holds_run(s, wanted) for s in sequences)
+
+        for term in run_together:
+            part = None if term in known_too else split_alphanumeric(term, written_apart)
+            if part:
+                fixes[term] = part
         if not fixes:
             return question
         return dataclasses.replace(
@@ -403,6 +455,14 @@ class EvidenceScorer:
                 for modifier, head in phrases
                 if not bridged  # a bridge's page describes the bridge, not the question
             )
+            # "the fourth Session" for "the fifth session": another member of the series
+            # (a yes/no question is answered by either: "Do I get two weeks?" "One week.";
+            # a bridge's page is about the bridge: "the brother of this first round pick").
+            or (
+                question.answer_type != "yes_no"
+                and not bridged
+                and _another_count(self._phrase_words(question.text), self._phrase_words(unit.text))
+            )
         )
         unnamed = (names - context) - passage_stems
         # Naming none of the question's names, it is about something else; naming some,
@@ -565,6 +625,28 @@ def _other_kind(head: str, modifier: str, words: tuple[str | None, ...]) -> bool
         w == head and i > 0 and words[i - 1] is not None and words[i - 1] != modifier
         for i, w in enumerate(words)
     )
+
+
+def _another_count(asked: tuple[str | None, ...], words: tuple[str | None, ...]) -> bool:
+    """Whether `words` name what a count or ordinal of the question counts ("session" of
+    "the fourth safety training session", the words after it) only with another count or
+    ordinal right before it ("The second session"), and never the question's own."""
+    for i, count in enumerate(asked):
+        if not count or not COUNT_STEM.match(count):
+            continue
+        counted = set(itertools.takewhile(bool, asked[i + 1 : i + 4]))
+        before = {a for a, b in itertools.pairwise(words) if b in counted}
+        # Naming the question's own anywhere ("the late 17th and early 18th centuries"),
+        # the unit may speak of it too.
+        if count not in words and any(a and COUNT_STEM.match(a) for a in before):
+            return True
+    return False
+
+
+def _holds_run(sequence: tuple[str, ...], run: tuple[str, ...]) -> bool:
+    """Whether `run` stands in `sequence`, its words side by side and in order."""
+    n = len(run)
+    return any(sequence[i : i + n] == run for i in range(len(sequence) - n + 1))
 
 
 def _inside_list(unit: Sentence, listed: list[tuple[int, int]]) -> bool:

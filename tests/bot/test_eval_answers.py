@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
+from agent.answer import GapReason
 from agent.eval.answers import METRIC_KEYS, AnswerCase, CaseOutcome, answer_metrics
 from bot.eval_answers import AnswerEvalRequest, eval_answers_command
 from bot.settings import Settings
@@ -119,6 +121,11 @@ async def test_eval_answers_on_a_folder_of_documents_with_gold_paths(
     assert rows["d1"]["cited"] == ["hr/leave.md"] and rows["d1"]["gold_cited"]
     assert rows["d1"]["answer_recalled"] and not rows["d1"]["escalate"]
     assert rows["d4"]["escalate"] and rows["d4"]["answer_recalled"] is None
+    # Why a question escalated is on its row: each gap's reason and plain sentence.
+    assert rows["d4"]["gaps"] and all(
+        g.split(":")[0] in get_args(GapReason) for g in rows["d4"]["gaps"]
+    )
+    assert rows["d1"]["gaps"] == []
     assert tuple(metrics) == METRIC_KEYS and metrics["questions"] == 4
     # d1-d3 each cite their own page only (the page's path, as gold says), and quote the
     # answer; d4 (liquid nitrogen) has nothing to go on and escalates; d2 is answered by
