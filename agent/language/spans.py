@@ -44,7 +44,8 @@ from store.text_forms import MARKDOWN_LINK, WORD, fold
 _MAX_WORDS = 25  # a longer span is a passage, not an answer; lists excepted
 _NUMERAL = (
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|k)\b)?|"
-    r"\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9])"  # "18F" and "P2" are names, not numbers
+    # "18F" and "P2" are names, not numbers; "10:00" is a clock time, not a count of 10
+    r"(?<![\d:])\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9]|:\d)"
 )
 _NOT_UNIT = (
     r"(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per|into|from|with|by|when|until|"
