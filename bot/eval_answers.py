@@ -12,6 +12,7 @@ stderr, the Markdown table to stdout, `--json PATH` writes the metrics.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,7 @@ async def eval_answers_command(
     database = (
         eval_database_name(name, max_words=request.max_words)
         if folder is None
-        else eval_database_name(f"docs_{name}", max_words=0)
+        else folder_database_name(folder)
     )
     try:
         async with eval_database(settings, database) as pool:
@@ -142,6 +143,14 @@ async def eval_answers_command(
         request.details_path.write_text("".join(f"{row}\n" for row in rows))
         console.print(f"[dim]wrote one line per question to {request.details_path}[/]")
     return metrics
+
+
+def folder_database_name(folder: Path) -> str:
+    """The evaluation database of a folder of documents: its name and a digest of its
+    path, so two folders both called `pages` never share (and re-index) one database."""
+    resolved = folder.resolve()
+    digest = hashlib.sha256(str(resolved).encode()).hexdigest()[:8]
+    return eval_database_name(f"docs_{resolved.name}_{digest}", max_words=0)
 
 
 def _cases(request: AnswerEvalRequest) -> list[AnswerCase]:

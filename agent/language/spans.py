@@ -44,7 +44,8 @@ from store.text_forms import MARKDOWN_LINK, WORD, fold
 _MAX_WORDS = 25  # a longer span is a passage, not an answer; lists excepted
 _NUMERAL = (
     r"(?:[$€£]\s?\d[\d,]*(?:\.\d+)?(?:\s?(?:million|billion|thousand|k)\b)?|"
-    r"\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9])"  # "18F" and "P2" are names, not numbers
+    # "18F" and "P2" are names, not numbers; "10:00" is a clock time, not a count of 10
+    r"(?<![\d:])\d[\d,]*(?:\.\d+)?)(?![A-Za-z0-9]|:\d)"
 )
 _NOT_UNIT = (
     r"(?:and|or|to|of|in|on|at|for|the|a|an|is|are|if|per|into|from|with|by|when|until|"
@@ -399,14 +400,18 @@ def _polar(quote: str, question: str) -> list[str]:
     return sorted(clauses, key=lambda c: -len({fold(w) for w in WORD.findall(c)} & asked))
 
 
+_LEAD_IN_COLON = re.compile(r":(?=\s)")
+
+
 def _listed(quote: str, question: str) -> list[str]:
     """The lead-in of a list that names, in one of its items, a word of the question ("is
     Juneteenth a holiday?" and "11 paid holidays: New Year's Day, …, Juneteenth, …"):
     being listed is the yes, in any knowledge base. A word several items share ("Day")
     picks no item, so "is Columbus Day a holiday?" finds no span in the same list."""
-    head, colon, rest = quote.partition(":")
-    if not colon or not head.strip():
+    colon = _LEAD_IN_COLON.search(quote)  # not the ':' of "https://" or "10:00"
+    if colon is None or not quote[: colon.start()].strip():
         return []
+    head, rest = quote[: colon.start()], quote[colon.end() :]
     items = [i for i in re.split(r"\n|,|;|\band\b|\bor\b", rest) if i.strip()]
     if len(items) < 3:
         return []

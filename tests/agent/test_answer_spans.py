@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from agent.language.questions import answer_type
+from agent.language.questions import AnswerType, answer_type
 from agent.language.spans import constraints_met, find_span, gap_sentence
 from agent.language.typos import corrections, edit_distance
 
@@ -277,3 +277,22 @@ def test_a_century_answers_what_century(quote: str, span: str) -> None:
 )
 def test_a_when_opening_a_clause_does_not_make_a_date_question(question: str, kind: str) -> None:
     assert answer_type(question) == kind
+
+
+@pytest.mark.parametrize(
+    ("quote", "kind", "question", "span"),
+    [
+        (
+            "Everyone is expected to be available between 10:00 and 15:00 Eastern time.",
+            "entity",
+            "what are core hours",
+            "10:00",
+        ),
+        ("It opens at 9:30 and 42 people attend.", "number", "how many people attend?",
+         "42 people attend"),
+    ],
+)  # fmt: skip
+def test_a_clock_time_is_not_a_count(
+    quote: str, kind: AnswerType, question: str, span: str
+) -> None:
+    assert find_span(quote, kind, question) == span

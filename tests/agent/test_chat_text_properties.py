@@ -1,6 +1,7 @@
 """Properties of the question-text readers this project added for chat questions and
 altered questions: any text in, a well-formed answer out, never an exception
-(agent/language/prefixes.py, questions.chat_spelled / answer_type, typos.clipped)."""
+(agent/language/prefixes.py, questions.chat_spelled / answer_type, typos.clipped and
+split_alphanumeric, spans.find_span's yes/no readers)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from hypothesis import strategies as st
 
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, answer_type, chat_spelled
-from agent.language.typos import clipped
+from agent.language.spans import find_span
+from agent.language.typos import clipped, split_alphanumeric
 
 _CHATTY = st.text(alphabet=st.sampled_from("whatsincl plzthx?.-' unonUNONaeiou\u017f\u00df"))
 
@@ -52,3 +54,21 @@ def test_a_clip_stands_only_for_the_one_family_it_begins(
     assert whole in vocabulary and whole.startswith(word) and whole != word
     assert len(word) >= 4 and 2 * len(word) >= len(whole)
     assert all(v.startswith(whole) for v in vocabulary if v.startswith(word) and v != word)
+
+
+@given(st.text(max_size=16), st.frozensets(st.text(max_size=6), max_size=8))
+@example("bsl2", frozenset({"bsl 2"}))
+@example("401k", frozenset({"401"}))
+def test_a_run_together_word_stands_only_for_one_of_its_own_parts(
+    word: str, written: frozenset[str]
+) -> None:
+    part = split_alphanumeric(word, lambda parts: " ".join(parts) in written)
+    assert part is None or (part in word and part != word)
+
+
+@given(st.text(max_size=200), _CHATTY | st.text(max_size=60))
+@example("Holidays: New Year's Day, Juneteenth, Labor Day and more.", "is juneteenth off?")
+@example("See https://a.example/x: one, two, three", "is two listed?")
+def test_a_yes_no_span_is_always_a_piece_of_the_quote(quote: str, question: str) -> None:
+    span = find_span(quote, "yes_no", question)
+    assert span == "" or span in quote

@@ -10,7 +10,7 @@ import pytest
 
 from agent.answer import GapReason
 from agent.eval.answers import METRIC_KEYS, AnswerCase, CaseOutcome, answer_metrics
-from bot.eval_answers import AnswerEvalRequest, eval_answers_command
+from bot.eval_answers import AnswerEvalRequest, eval_answers_command, folder_database_name
 from bot.settings import Settings
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
@@ -164,3 +164,10 @@ def test_the_conflict_rate_counts_replies_showing_sources_that_disagree() -> Non
     who = AnswerCase("a", "Who approves travel?", True, ("Sam Ortiz",), ("d1",))
     outcomes = [_outcome(who, conflicts=2), _outcome(who), _outcome(who), _outcome(who)]
     assert answer_metrics(outcomes)["conflict_rate"] == 0.25  # one reply of four
+
+
+def test_two_folders_of_the_same_name_get_their_own_database(tmp_path: Path) -> None:
+    first, second = tmp_path / "a" / "pages", tmp_path / "b" / "pages"
+    assert folder_database_name(first) != folder_database_name(second)
+    assert folder_database_name(first) == folder_database_name(tmp_path / "a" / "." / "pages")
+    assert folder_database_name(first).startswith("kb_eval_docs_pages_")
