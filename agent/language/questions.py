@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.language.kind_nouns import kind_nouns
+from agent.language.ranges import AskedQuantity, asked_quantities
 from agent.language.rules import (
     AMOUNT_ANSWERS,
     ASKING_WORDS,
@@ -55,6 +56,9 @@ _FRAMES = re.compile(
     r"\b(?:(?:take|takes|took|taken|taking)\s+place|stands?\s+for|words?\s+of\s+wisdom|"
     r"(?:any|some)\s+(?:advice|tips|pointers|suggestions)|"
     r"(?:get|gets|getting|got|go|goes|going)\s+(?:past|around|beyond)|"
+    # "how much notice does X need?" asks how far ahead, which pages say as "at least 48
+    # hours in advance" or "two weeks before", seldom with the word "notice"
+    r"(?<=how much )(?:advance\s+)?notice|"
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
@@ -203,6 +207,9 @@ class QuestionAnalysis:
     # point back at them ("working from Denver next week - how should I let folks know?"):
     # those no page has are the asker's particulars (agent/language/scenes.py).
     scene: frozenset[str] = frozenset()
+    # Quantities it states with a unit ("after 4 years"): a page's band that holds one
+    # ("3 to 6 years") meets it (agent/language/ranges.py).
+    quantities: tuple[AskedQuantity, ...] = ()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -298,6 +305,7 @@ class QuestionAnalyzer:
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
             kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
             scene=scene,
+            quantities=asked_quantities(text),
         )
 
     def _name_stems(self, text: str) -> list[str]:

@@ -109,8 +109,12 @@ ASKING_WORDS = frozenset(
     # how it asks for a time ("what year", "which day", "when did it happen", "what's the
     # deadline", which the date answer type reads as "by when")
     + "happen year date day month centuri decad time era dure deadlin".split()
-    # times relative to the moment the asker writes ("fly out tonight"): no page can say them
-    + "today tonight tomorrow yesterday now".split()
+    # "when are timesheets due?" asks by when, as "deadline" does; pages say "must be
+    # submitted by 12:00 noon every Monday"
+    + "due".split()
+    # times relative to the moment the asker writes ("fly out tonight"), and the place
+    # where the asker is ("after 4 years here"): no page can say them
+    + "today tonight tomorrow yesterday now here".split()
     # question words the stop list lacks ("whose approval do we need?")
     + "whose".split()
     # how it asks for a quantity ("how many", "what percentage")
@@ -380,7 +384,7 @@ REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     ),
     (
         _re(
-            r"\b(?:cost|costs|price|budget|fee|fees|salary|billing rate|hourly rate|"
+            r"\b(?:cost|costs|price|budget|fee|fees|charge|charges|salary|billing rate|hourly rate|"
             r"how much money|dollars?|reimburse\w*|per diem)\b"
         ),
         _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b"),
@@ -442,6 +446,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "work from home",
         "'wfh' is chat's 'work from home'; pages spell it out, and as a word no page writes "
         "it weighs most",
+    ),
+    (
+        re.compile(r"\bot\b", re.I),
+        "overtime",
+        "'ot' is chat's 'overtime' ('do we get paid ot?'); pages spell it out",
+    ),
+    (
+        re.compile(r"\bmgrs?\b", re.I),
+        "manager",
+        "'mgr' abbreviates 'manager' in chat; pages spell it out",
+    ),
+    (
+        re.compile(r"\b(part|full)[- ]?timers?\b", re.I),
+        r"\1-time staff",
+        "a 'part-timer' is 'part-time staff' as pages write it; 'timer' alone is no page's word",
     ),
     (
         re.compile(r"\b(?:thx|thnx)\b", re.I),

@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agent.language.questions import AnswerType
+from agent.language.ranges import AskedQuantity, asked_quantities, held, without_held
 from agent.language.rules import (
     ACTION_VERBS,
     AMOUNT_ANSWERS,
@@ -142,7 +143,24 @@ _COMMON = frozenset(
 
 
 def find_span(quote: str, kind: AnswerType, question: str) -> str:
-    """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
+    """The first span of `quote` of the type `kind` that `question` does not hold, or "".
+
+    A question stating a quantity ("after 4 years") of a quote of bands, a line each ("3
+    to 6 years of service: 20 days a year"), is answered on the line whose band holds it,
+    by a span other than that band (agent/language/ranges.py)."""
+    quantities = asked_quantities(question)
+    if quantities and "\n" in quote:
+        for line in quote.splitlines():
+            if held(quantities, line):
+                span = _first_span(without_held(quantities, line), kind, question, quantities)
+                if span:
+                    return span
+    return _first_span(quote, kind, question, quantities)
+
+
+def _first_span(
+    quote: str, kind: AnswerType, question: str, quantities: tuple[AskedQuantity, ...]
+) -> str:
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
     if FREQUENCY_ASKED.search(question):
@@ -152,7 +170,10 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
             span = span.strip(" ,;:—–-")
             short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
             refined = all(w.search(span) for w in wanted)
-            if span and _new(span, asked) and short and refined:
+            # A figure asked for is not the asker's own band ("more than 3 years" for
+            # "after 4 years"); a yes/no clause may hold it as its condition.
+            restated = kind in ("number", "date") and bool(held(quantities, span))
+            if span and _new(span, asked) and short and refined and not restated:
                 return span
     return ""
 

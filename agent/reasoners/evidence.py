@@ -33,6 +33,7 @@ from agent.language.abbreviations import defined_abbreviations, implied_abbrevia
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
+from agent.language.ranges import held
 from agent.language.rules import COUNT_STEM, OPPOSITE
 from agent.language.scenes import particulars
 from agent.language.spans import (
@@ -377,6 +378,9 @@ class EvidenceScorer:
         weights: dict[str, float],
     ) -> list[_Lexical]:
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
+        # "after 4 years" asked of a page of bands ("3 to 6 years"): the band holding it
+        # says the asker's number (agent/language/ranges.py).
+        passage_stems |= self._held(question, f"{passage.title}\n{passage.text}")
         aliases = _remembered(self._aliases, passage.text, self._aliases_of)
         # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py).
         aliases += tuple(
@@ -420,6 +424,7 @@ class EvidenceScorer:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
         own = self.stems(unit.text)
         context = own | self.stems(passage.title) | self.stems(section) | bridged
+        context |= self._held(question, f"{unit.text}\n{section}")
         # An abbreviation the passage defines stands for its full name and back: under
         # "Employee Assistance Program", a sentence speaks of the EAP a question names.
         for name, short in aliases:
@@ -517,6 +522,12 @@ class EvidenceScorer:
             span=span if typed else "",
             reach=reach,
         )
+
+    def _held(self, question: QuestionAnalysis, text: str) -> frozenset[str]:
+        """Stems of the question's quantities that a range or bound in `text` holds."""
+        if not question.quantities:
+            return frozenset()
+        return self.stems(" ".join(held(question.quantities, text)))
 
     def _aliases_of(self, text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
         """(full name, abbreviation) stem sets for each abbreviation `text` defines."""
