@@ -77,7 +77,10 @@ _EXAMPLE_QUANTITY = re.compile(
 )
 # What a term is asked to mean in ("what does TK mean in a draft doc?"): the setting the
 # asker met it in, which the definition need not repeat.
-_MEANING_SETTING = re.compile(r"\b(?:mean|means|stand for|stands for)\b(.+)$", re.I)
+_MEANING_SETTING = re.compile(
+    r"\b(?:mean|means|stand for|stands for)\b(.+)$|^what(?:'s| is| are) \S+ ((?:in|on) .+)$",
+    re.I,
+)
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
     r"might|must|shall)\b",
@@ -168,6 +171,10 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:what (?:is|are|was|were) (?:an? |the )?\S+\??$|what(?:'s| is) (?:an? )?\S+"
             r"(?: \S+)?\??$|what (?:does|do) .+ (?:mean|stand for)|meaning of|define|"
+            # a code or an acronym and where the asker met it ("what is INT-02 on
+            # ledgerline?"): a definition asked in a setting, as "what does TK mean in …"
+            r"what(?:'s| is| are) (?-i:[A-Z][A-Z0-9]*-?[A-Z0-9]+|[A-Za-z]+-?\d[\w-]*) "
+            r"(?:in|on) .+$|"
             r"definition of|what(?:'s| is) meant by)",
             re.I,
         ),
@@ -283,7 +290,7 @@ class QuestionAnalyzer:
         kind = answer_type(text)
         setting = _MEANING_SETTING.search(text) if kind == "definition" else None
         if setting:
-            supplied |= set(self.stems(setting.group(1)))
+            supplied |= set(self.stems(setting.group(1) or setting.group(2)))
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),

@@ -473,12 +473,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 # I email about my pay?" is answered by "payroll@northwind.example", "what is the minimum
 # password length?" by "at least 14 characters". A unit holding a span of that type
 # carries them (agent/reasoners/evidence.py); one without is still judged on them.
+# Words by which a "when" question asks for a start, and the words by which a unit says
+# when something starts (agent/language/spans.py spells_its_type).
+START_WORDS = frozenset("start starts begin begins".split())
+STARTS = re.compile(
+    r"\b(?:from|starting|starts|started|begins|beginning|began|opens|commences)\b", re.I
+)
+
 TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
         "contact": frozenset(
             "email emails e-mail address phone link url website channel contact reach".split()
         ),
         "number": frozenset("length size count total duration figure".split()),
-        "date": frozenset("schedule timing".split()),
+        # "when does the leave year start?" asks for the date it starts, which a page
+        # gives as "runs from 1 April": a date span carries "start", as "timing"
+        "date": frozenset("schedule timing".split()) | START_WORDS,
     }
 )

@@ -35,6 +35,7 @@ from agent.language.rules import (
     REFINEMENTS,
     ROLE_MODIFIERS,
     ROLE_NOUNS,
+    STARTS,
     SUBJECT_OPENERS,
     TIME_UNITS,
     WEEKDAYS,
@@ -191,11 +192,15 @@ def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
     return example is None or bool(refined.search(example))
 
 
-def spells_its_type(span: str, kind: AnswerType) -> bool:
+def spells_its_type(span: str, kind: AnswerType, *, unit: str = "", start: bool = False) -> bool:
     """Whether `span` is itself what the question's type nouns name (agent/language/rules.py
     TYPE_NOUNS): for "who should I email?" an address, a link, a channel or a number to
     call (a role such as "the payroll team" says whom, not where to write); a number or a
-    date span is the measure or the date asked."""
+    date span is the measure or the date asked. When the noun is a start ("when does the
+    leave year start?"), only in a `unit` that says something starts ("runs from 1
+    April"): "approved within two working days" is a date, but of no start."""
+    if kind == "date" and start:
+        return bool(STARTS.search(unit))
     if kind != "contact":
         return True
     return any(p.search(span) for p in (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE))

@@ -196,6 +196,7 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         await self._read_under_headings(question, shortlist, similarity)
+        self._spelled_codes(question, shortlist, similarity)
         scored = [self._scored(u, s) for u, s in zip(shortlist, similarity, strict=True)]
         return sorted(scored, key=lambda s: -s.score)
 
@@ -227,6 +228,29 @@ class EvidenceScorer:
         vectors = await self._vectors.vectors(texts)
         for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
             similarity[i] = max(similarity[i], float(row))
+
+    def _spelled_codes(
+        self, question: QuestionAnalysis, shortlist: list[_Lexical], similarity: list[float]
+    ) -> None:
+        """Lift, in place, to the strong similarity a unit that writes every code the
+        question names ("INT-02", "QS-24117") as the question writes it, and covers every
+        key term with a span of the asked type: an embedding reads a code as noise ("what
+        is INT-02?" and "INT-01 (studio admin), INT-02 (bids and competitions)" measure
+        0.27), so only its spelling can say the unit is about it."""
+        codes = _CODE.findall(question.text)
+        if not codes:
+            return
+        for i, u in enumerate(shortlist):
+            if (
+                u.typed
+                and u.complete
+                and u.covered >= question.key_terms
+                and all(
+                    re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", u.unit.text, re.I)
+                    for c in codes
+                )
+            ):
+                similarity[i] = max(similarity[i], self._options.strong_similarity)
 
     def units(self, text: str) -> list[Sentence]:
         """`text` split into sentences, list items and lists (cached per block)."""
@@ -487,7 +511,12 @@ class EvidenceScorer:
         if (
             typed
             and question.type_nouns & terms - covered
-            and spells_its_type(span, question.answer_type)
+            and spells_its_type(
+                span,
+                question.answer_type,
+                unit=unit.text,
+                start=bool(question.type_nouns & terms - covered & _START_STEMS),
+            )
         ):
             # A span of the asked type carries the nouns naming that type ("email" in
             # "who should I email?", "length" in "what is the minimum length?"): an address
@@ -574,6 +603,11 @@ class EvidenceScorer:
 
     def _sequence(self, text: str) -> tuple[str, ...]:
         return _remembered(self._stems, text, lambda t: tuple(self._analyzer.stems(t)))
+
+
+_START_STEMS = frozenset({"start", "begin"})
+# A code: letters and digits joined by a hyphen ("INT-02", "GS-13", "QS-24117").
+_CODE = re.compile(r"(?<![\w-])[A-Za-z]{1,6}-\d{1,6}(?![\w-])")
 
 
 def _remembered(cache: OrderedDict[str, T], text: str, compute: Callable[[str], T]) -> T:

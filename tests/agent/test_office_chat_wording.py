@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent.language.questions import QuestionAnalyzer
+from agent.language.spans import spells_its_type
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
@@ -45,12 +46,18 @@ PAGES = [
         "Print jobs over 50 posters must be sent to the outside print shop. Smaller "
         "jobs are printed in the studio.",
     ),
+    (
+        "codes.md",
+        "Time codes",
+        "Non-billable hours are booked to ADM-01 (office admin), ADM-02 (bids and "
+        "proposals), ADM-03 (training and conferences) or ADM-04 (leave and holidays).",
+    ),
     ("canteen.md", "Canteen", "The canteen charges £3 for a hot lunch, paid by card."),
     (
         "leave.md",
         "Leave",
         "Request leave in Workday. Your line manager approves leave requests within "
-        "two working days.",
+        "two working days.\n\n## Leave year\n\nThe leave year runs from 1 April to 31 March.",
     ),
 ]
 
@@ -115,3 +122,23 @@ async def test_what_it_charges_is_money(handbook: Built) -> None:
     assert await lead(handbook, "how much does the canteen charge for a hot lunch?") == "£3"
     # a count ("over 50 posters") is no price: the shop's charge is not on any page
     assert await lead(handbook, "how much does the outside print shop charge per poster?") is None
+
+
+async def test_a_code_is_found_by_its_spelling(handbook: Built) -> None:
+    # "what is X on Y" asks what the code means where the asker met it; the embedding
+    # reads the code as noise, so the unit writing it is lifted by its spelling
+    assert await lead(handbook, "what is ADM-02 on clockwise?") == "bids and proposals"
+    assert await lead(handbook, "what is ADM-07 on clockwise?") is None
+
+
+async def test_a_date_span_says_when_something_starts(handbook: Built) -> None:
+    assert await lead(handbook, "when does the leave year start?") == "1 April"
+    assert await lead(handbook, "when does the bonus year start?") is None
+
+
+def test_a_start_is_said_only_by_a_unit_that_says_something_starts() -> None:
+    said = "The leave year runs from 1 April to 31 March."
+    assert spells_its_type("1 April", "date", unit=said, start=True)
+    unsaid = "Your manager approves leave requests within two working days."
+    assert not spells_its_type("within two working days", "date", unit=unsaid, start=True)
+    assert spells_its_type("within two working days", "date", unit=unsaid)  # "timing"
