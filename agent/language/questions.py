@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.language.kind_nouns import kind_nouns
+from agent.language.ranges import AskedQuantity, asked_quantities
 from agent.language.rules import (
     AMOUNT_ANSWERS,
     ASKING_WORDS,
@@ -55,6 +56,9 @@ _FRAMES = re.compile(
     r"\b(?:(?:take|takes|took|taken|taking)\s+place|stands?\s+for|words?\s+of\s+wisdom|"
     r"(?:any|some)\s+(?:advice|tips|pointers|suggestions)|"
     r"(?:get|gets|getting|got|go|goes|going)\s+(?:past|around|beyond)|"
+    # "how much notice does X need?" asks how far ahead, which pages say as "at least 48
+    # hours in advance" or "two weeks before", seldom with the word "notice"
+    r"(?<=how much )(?:advance\s+)?notice|"
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
@@ -73,7 +77,10 @@ _EXAMPLE_QUANTITY = re.compile(
 )
 # What a term is asked to mean in ("what does TK mean in a draft doc?"): the setting the
 # asker met it in, which the definition need not repeat.
-_MEANING_SETTING = re.compile(r"\b(?:mean|means|stand for|stands for)\b(.+)$", re.I)
+_MEANING_SETTING = re.compile(
+    r"\b(?:mean|means|stand for|stands for)\b(.+)$|^what(?:'s| is| are) \S+ ((?:in|on) .+)$",
+    re.I,
+)
 _AUXILIARY = re.compile(
     r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
     r"might|must|shall)\b",
@@ -164,6 +171,10 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:what (?:is|are|was|were) (?:an? |the )?\S+\??$|what(?:'s| is) (?:an? )?\S+"
             r"(?: \S+)?\??$|what (?:does|do) .+ (?:mean|stand for)|meaning of|define|"
+            # a code or an acronym and where the asker met it ("what is INT-02 on
+            # ledgerline?"): a definition asked in a setting, as "what does TK mean in …"
+            r"what(?:'s| is| are) (?-i:[A-Z][A-Z0-9]*-?[A-Z0-9]+|[A-Za-z]+-?\d[\w-]*) "
+            r"(?:in|on) .+$|"
             r"definition of|what(?:'s| is) meant by)",
             re.I,
         ),
@@ -203,6 +214,9 @@ class QuestionAnalysis:
     # point back at them ("working from Denver next week - how should I let folks know?"):
     # those no page has are the asker's particulars (agent/language/scenes.py).
     scene: frozenset[str] = frozenset()
+    # Quantities it states with a unit ("after 4 years"): a page's band that holds one
+    # ("3 to 6 years") meets it (agent/language/ranges.py).
+    quantities: tuple[AskedQuantity, ...] = ()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -276,7 +290,7 @@ class QuestionAnalyzer:
         kind = answer_type(text)
         setting = _MEANING_SETTING.search(text) if kind == "definition" else None
         if setting:
-            supplied |= set(self.stems(setting.group(1)))
+            supplied |= set(self.stems(setting.group(1) or setting.group(2)))
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),
@@ -298,6 +312,7 @@ class QuestionAnalyzer:
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
             kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
             scene=scene,
+            quantities=asked_quantities(text),
         )
 
     def _name_stems(self, text: str) -> list[str]:

@@ -109,8 +109,12 @@ ASKING_WORDS = frozenset(
     # how it asks for a time ("what year", "which day", "when did it happen", "what's the
     # deadline", which the date answer type reads as "by when")
     + "happen year date day month centuri decad time era dure deadlin".split()
-    # times relative to the moment the asker writes ("fly out tonight"): no page can say them
-    + "today tonight tomorrow yesterday now".split()
+    # "when are timesheets due?" asks by when, as "deadline" does; pages say "must be
+    # submitted by 12:00 noon every Monday"
+    + "due".split()
+    # times relative to the moment the asker writes ("fly out tonight"), and the place
+    # where the asker is ("after 4 years here"): no page can say them
+    + "today tonight tomorrow yesterday now here".split()
     # question words the stop list lacks ("whose approval do we need?")
     + "whose".split()
     # how it asks for a quantity ("how many", "what percentage")
@@ -380,7 +384,7 @@ REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     ),
     (
         _re(
-            r"\b(?:cost|costs|price|budget|fee|fees|salary|billing rate|hourly rate|"
+            r"\b(?:cost|costs|price|budget|fee|fees|charge|charges|salary|billing rate|hourly rate|"
             r"how much money|dollars?|reimburse\w*|per diem)\b"
         ),
         _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b"),
@@ -444,6 +448,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "it weighs most",
     ),
     (
+        re.compile(r"\bot\b", re.I),
+        "overtime",
+        "'ot' is chat's 'overtime' ('do we get paid ot?'); pages spell it out",
+    ),
+    (
+        re.compile(r"\bmgrs?\b", re.I),
+        "manager",
+        "'mgr' abbreviates 'manager' in chat; pages spell it out",
+    ),
+    (
+        re.compile(r"\b(part|full)[- ]?timers?\b", re.I),
+        r"\1-time staff",
+        "a 'part-timer' is 'part-time staff' as pages write it; 'timer' alone is no page's word",
+    ),
+    (
         re.compile(r"\b(?:thx|thnx)\b", re.I),
         "thanks",
         "'thx' is 'thanks': politeness, not topic",
@@ -454,12 +473,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 # I email about my pay?" is answered by "payroll@northwind.example", "what is the minimum
 # password length?" by "at least 14 characters". A unit holding a span of that type
 # carries them (agent/reasoners/evidence.py); one without is still judged on them.
+# Words by which a "when" question asks for a start, and the words by which a unit says
+# when something starts (agent/language/spans.py spells_its_type).
+START_WORDS = frozenset("start starts begin begins".split())
+STARTS = re.compile(
+    r"\b(?:from|starting|starts|started|begins|beginning|began|opens|commences)\b", re.I
+)
+
 TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
         "contact": frozenset(
             "email emails e-mail address phone link url website channel contact reach".split()
         ),
         "number": frozenset("length size count total duration figure".split()),
-        "date": frozenset("schedule timing".split()),
+        # "when does the leave year start?" asks for the date it starts, which a page
+        # gives as "runs from 1 April": a date span carries "start", as "timing"
+        "date": frozenset("schedule timing".split()) | START_WORDS,
     }
 )

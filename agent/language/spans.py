@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agent.language.questions import AnswerType
+from agent.language.ranges import AskedQuantity, asked_quantities, held, without_held
 from agent.language.rules import (
     ACTION_VERBS,
     AMOUNT_ANSWERS,
@@ -34,6 +35,7 @@ from agent.language.rules import (
     REFINEMENTS,
     ROLE_MODIFIERS,
     ROLE_NOUNS,
+    STARTS,
     SUBJECT_OPENERS,
     TIME_UNITS,
     WEEKDAYS,
@@ -142,7 +144,24 @@ _COMMON = frozenset(
 
 
 def find_span(quote: str, kind: AnswerType, question: str) -> str:
-    """The first span of `quote` of the type `kind` that `question` does not hold, or ""."""
+    """The first span of `quote` of the type `kind` that `question` does not hold, or "".
+
+    A question stating a quantity ("after 4 years") of a quote of bands, a line each ("3
+    to 6 years of service: 20 days a year"), is answered on the line whose band holds it,
+    by a span other than that band (agent/language/ranges.py)."""
+    quantities = asked_quantities(question)
+    if quantities and "\n" in quote:
+        for line in quote.splitlines():
+            if held(quantities, line):
+                span = _first_span(without_held(quantities, line), kind, question, quantities)
+                if span:
+                    return span
+    return _first_span(quote, kind, question, quantities)
+
+
+def _first_span(
+    quote: str, kind: AnswerType, question: str, quantities: tuple[AskedQuantity, ...]
+) -> str:
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
     if FREQUENCY_ASKED.search(question):
@@ -152,7 +171,10 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
             span = span.strip(" ,;:—–-")
             short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
             refined = all(w.search(span) for w in wanted)
-            if span and _new(span, asked) and short and refined:
+            # A figure asked for is not the asker's own band ("more than 3 years" for
+            # "after 4 years"); a yes/no clause may hold it as its condition.
+            restated = kind in ("number", "date") and bool(held(quantities, span))
+            if span and _new(span, asked) and short and refined and not restated:
                 return span
     return ""
 
@@ -170,11 +192,15 @@ def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
     return example is None or bool(refined.search(example))
 
 
-def spells_its_type(span: str, kind: AnswerType) -> bool:
+def spells_its_type(span: str, kind: AnswerType, *, unit: str = "", start: bool = False) -> bool:
     """Whether `span` is itself what the question's type nouns name (agent/language/rules.py
     TYPE_NOUNS): for "who should I email?" an address, a link, a channel or a number to
     call (a role such as "the payroll team" says whom, not where to write); a number or a
-    date span is the measure or the date asked."""
+    date span is the measure or the date asked. When the noun is a start ("when does the
+    leave year start?"), only in a `unit` that says something starts ("runs from 1
+    April"): "approved within two working days" is a date, but of no start."""
+    if kind == "date" and start:
+        return bool(STARTS.search(unit))
     if kind != "contact":
         return True
     return any(p.search(span) for p in (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE))

@@ -33,6 +33,7 @@ from agent.language.abbreviations import defined_abbreviations, implied_abbrevia
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
+from agent.language.ranges import held
 from agent.language.rules import COUNT_STEM, OPPOSITE
 from agent.language.scenes import particulars
 from agent.language.spans import (
@@ -195,6 +196,7 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         await self._read_under_headings(question, shortlist, similarity)
+        self._spelled_codes(question, shortlist, similarity)
         scored = [self._scored(u, s) for u, s in zip(shortlist, similarity, strict=True)]
         return sorted(scored, key=lambda s: -s.score)
 
@@ -226,6 +228,29 @@ class EvidenceScorer:
         vectors = await self._vectors.vectors(texts)
         for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
             similarity[i] = max(similarity[i], float(row))
+
+    def _spelled_codes(
+        self, question: QuestionAnalysis, shortlist: list[_Lexical], similarity: list[float]
+    ) -> None:
+        """Lift, in place, to the strong similarity a unit that writes every code the
+        question names ("INT-02", "QS-24117") as the question writes it, and covers every
+        key term with a span of the asked type: an embedding reads a code as noise ("what
+        is INT-02?" and "INT-01 (studio admin), INT-02 (bids and competitions)" measure
+        0.27), so only its spelling can say the unit is about it."""
+        codes = _CODE.findall(question.text)
+        if not codes:
+            return
+        for i, u in enumerate(shortlist):
+            if (
+                u.typed
+                and u.complete
+                and u.covered >= question.key_terms
+                and all(
+                    re.search(rf"(?<![\w-]){re.escape(c)}(?![\w-])", u.unit.text, re.I)
+                    for c in codes
+                )
+            ):
+                similarity[i] = max(similarity[i], self._options.strong_similarity)
 
     def units(self, text: str) -> list[Sentence]:
         """`text` split into sentences, list items and lists (cached per block)."""
@@ -377,6 +402,9 @@ class EvidenceScorer:
         weights: dict[str, float],
     ) -> list[_Lexical]:
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
+        # "after 4 years" asked of a page of bands ("3 to 6 years"): the band holding it
+        # says the asker's number (agent/language/ranges.py).
+        passage_stems |= self._held(question, f"{passage.title}\n{passage.text}")
         aliases = _remembered(self._aliases, passage.text, self._aliases_of)
         # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py).
         aliases += tuple(
@@ -420,6 +448,7 @@ class EvidenceScorer:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
         own = self.stems(unit.text)
         context = own | self.stems(passage.title) | self.stems(section) | bridged
+        context |= self._held(question, f"{unit.text}\n{section}")
         # An abbreviation the passage defines stands for its full name and back: under
         # "Employee Assistance Program", a sentence speaks of the EAP a question names.
         for name, short in aliases:
@@ -482,7 +511,12 @@ class EvidenceScorer:
         if (
             typed
             and question.type_nouns & terms - covered
-            and spells_its_type(span, question.answer_type)
+            and spells_its_type(
+                span,
+                question.answer_type,
+                unit=unit.text,
+                start=bool(question.type_nouns & terms - covered & _START_STEMS),
+            )
         ):
             # A span of the asked type carries the nouns naming that type ("email" in
             # "who should I email?", "length" in "what is the minimum length?"): an address
@@ -517,6 +551,12 @@ class EvidenceScorer:
             span=span if typed else "",
             reach=reach,
         )
+
+    def _held(self, question: QuestionAnalysis, text: str) -> frozenset[str]:
+        """Stems of the question's quantities that a range or bound in `text` holds."""
+        if not question.quantities:
+            return frozenset()
+        return self.stems(" ".join(held(question.quantities, text)))
 
     def _aliases_of(self, text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
         """(full name, abbreviation) stem sets for each abbreviation `text` defines."""
@@ -563,6 +603,11 @@ class EvidenceScorer:
 
     def _sequence(self, text: str) -> tuple[str, ...]:
         return _remembered(self._stems, text, lambda t: tuple(self._analyzer.stems(t)))
+
+
+_START_STEMS = frozenset({"start", "begin"})
+# A code: letters and digits joined by a hyphen ("INT-02", "GS-13", "QS-24117").
+_CODE = re.compile(r"(?<![\w-])[A-Za-z]{1,6}-\d{1,6}(?![\w-])")
 
 
 def _remembered(cache: OrderedDict[str, T], text: str, compute: Callable[[str], T]) -> T:

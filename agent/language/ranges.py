@@ -1,0 +1,131 @@
+"""A quantity the question states, held by a range or a bound a page states.
+
+"how many pto days do i get after 4 years?" is answered by "3 to 6 years of service: 20
+days a year": the page never writes "4", it writes the band the asker's 4 falls in, as
+pay scales, accrual tables, notice periods and price tiers do in any knowledge base. The
+asker's number is a constraint on which band answers, so the band that holds it meets
+the constraint and a band that doesn't ("More than 6 years") does not.
+
+Only a number followed by the same unit word on both sides ("4 years", "6 years") is
+compared, so "3 to 6 years" never holds "4 weeks", and a bare number (an identifier, a
+grade, a year) is never read as a quantity.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from agent.language.rules import NUMBER_WORDS
+
+_NUMBER = rf"\d+(?:\.\d+)?|{NUMBER_WORDS}"
+_UNIT = r"(?P<unit>[a-z]{3,})"
+# A quantity the question states: a number and the word after it ("4 years", "10 people").
+_ASKED = re.compile(rf"(?<![\w.$£€-])(?P<n>\d+(?:\.\d+)?)\+?\s+{_UNIT}\b", re.I)
+# "3 to 6 years", "3-6 years", "3–6 years", "between 3 and 6 years".
+_BAND = re.compile(
+    rf"\b(?P<low>{_NUMBER})\s*(?:to|-|–|—|and)\s*(?P<high>{_NUMBER})\s+(?:[a-z-]+\s+)?{_UNIT}\b",
+    re.I,
+)
+# "more than 6 years", "at least 2 years", "6+ years" (from below); "fewer than 3 years",
+# "up to 5 days" (from above). Whether the bound itself is included, as the words say.
+_FROM_BELOW = re.compile(
+    rf"\b(?P<word>more than|over|greater than|above|beyond|after|at least|no less than|"
+    rf"no fewer than|a minimum of|minimum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
+    re.I,
+)
+_PLUS = re.compile(rf"\b(?P<n>\d+(?:\.\d+)?)\+\s+{_UNIT}\b", re.I)
+_FROM_ABOVE = re.compile(
+    rf"\b(?P<word>fewer than|less than|under|below|up to|at most|no more than|within|"
+    rf"a maximum of|maximum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
+    re.I,
+)
+_INCLUSIVE = frozenset(
+    "at least,no less than,no fewer than,a minimum of,minimum of,up to,at most,no more than,"
+    "within,a maximum of,maximum of".split(",")
+)
+_WORD_VALUES = {
+    w: float(i)
+    for i, w in enumerate(
+        "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+        "fourteen fifteen sixteen seventeen eighteen nineteen twenty".split()
+    )
+} | {"thirty": 30.0, "forty": 40.0, "fifty": 50.0, "sixty": 60.0, "seventy": 70.0}
+
+
+@dataclass(frozen=True, slots=True)
+class AskedQuantity:
+    written: str  # as the question writes the number ("4")
+    value: float
+    unit: str  # singular, lower case ("year")
+
+
+def asked_quantities(question: str) -> tuple[AskedQuantity, ...]:
+    """The quantities a question states with a unit word after them."""
+    return tuple(
+        AskedQuantity(m["n"], float(m["n"]), _singular(m["unit"]))
+        for m in _ASKED.finditer(question)
+    )
+
+
+def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
+    """The numbers of `asked` (as written) that a range or bound in `text` holds, in the
+    same unit."""
+    if not asked:
+        return frozenset()
+    found = set()
+    for _start, _end, low, high, unit in _bands(text):
+        found |= {q.written for q in asked if q.unit == unit and low <= q.value <= high}
+    return frozenset(found)
+
+
+def without_held(asked: tuple[AskedQuantity, ...], text: str) -> str:
+    """`text` with every range or bound that holds one of `asked` blanked out: on the line
+    "3 to 6 years of service: 20 days a year", what is left to answer "after 4 years?"."""
+    for start, end, low, high, unit in _bands(text):
+        if any(q.unit == unit and low <= q.value <= high for q in asked):
+            text = text[:start] + " " * (end - start) + text[end:]
+    return text
+
+
+def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
+    """Every range and bound `text` states, as (start, end, low, high, unit), the bounds
+    inclusive."""
+    bands = []
+    for m in _BAND.finditer(text):
+        low, high = _value(m["low"]), _value(m["high"])
+        if low is not None and high is not None and low < high:
+            bands.append((m.start(), m.end(), low, high, _singular(m["unit"])))
+    for m in _FROM_BELOW.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            low = n if m["word"].casefold() in _INCLUSIVE else _just_above(n)
+            bands.append((m.start(), m.end(), low, float("inf"), _singular(m["unit"])))
+    for m in _PLUS.finditer(text):
+        bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _singular(m["unit"])))
+    for m in _FROM_ABOVE.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            high = n if m["word"].casefold() in _INCLUSIVE else _just_below(n)
+            bands.append((m.start(), m.end(), float("-inf"), high, _singular(m["unit"])))
+    return bands
+
+
+def _value(number: str) -> float | None:
+    try:
+        return float(number)
+    except ValueError:
+        return _WORD_VALUES.get(number.casefold())
+
+
+def _just_above(n: float) -> float:
+    return n + 1e-9
+
+
+def _just_below(n: float) -> float:
+    return n - 1e-9
+
+
+def _singular(unit: str) -> str:
+    unit = unit.casefold()
+    return unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
