@@ -469,10 +469,6 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     ),
 )
 
-# Nouns that name the kind of answer asked (surface forms), per answer type: "who should
-# I email about my pay?" is answered by "payroll@northwind.example", "what is the minimum
-# password length?" by "at least 14 characters". A unit holding a span of that type
-# carries them (agent/reasoners/evidence.py); one without is still judged on them.
 # Words by which a "when" question asks for a start, and the words by which a unit says
 # when something starts (agent/language/spans.py spells_its_type).
 START_WORDS = frozenset("start starts begin begins".split())
@@ -480,6 +476,10 @@ STARTS = re.compile(
     r"\b(?:from|starting|starts|started|begins|beginning|began|opens|commences)\b", re.I
 )
 
+# Nouns that name the kind of answer asked (surface forms), per answer type: "who should
+# I email about my pay?" is answered by "payroll@northwind.example", "what is the minimum
+# password length?" by "at least 14 characters". A unit holding a span of that type
+# carries them (agent/reasoners/evidence.py); one without is still judged on them.
 TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
     {
         "contact": frozenset(
