@@ -187,7 +187,11 @@ _REFINED_KINDS = {"number": "$5, 5 percent", "date": "at 9:00 am"}
 def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
     """Whether a refinement applies to a question asking for `kind`: it narrows that kind,
     or the kind is open. "When is salary paid?" names salary as its topic but asks for a
-    date ("monthly"), which no amount of money answers."""
+    date ("monthly"), which no amount of money answers. A yes or no is never narrowed:
+    "does the studio cover the fee?" is answered by "there is no fee" as by "50% of the
+    fee", neither of which is written with a currency."""
+    if kind == "yes_no":
+        return False
     example = _REFINED_KINDS.get(kind)
     return example is None or bool(refined.search(example))
 
@@ -282,6 +286,15 @@ def _list_marker(quote: str, match: re.Match[str]) -> bool:
     """ "1." opening a list item is a marker, not a number."""
     before = quote[: match.start()].rsplit("\n", 1)[-1]
     return not before.strip() and bool(re.match(r"\d+[.)]\s", quote[match.start() :]))
+
+
+def _amounts(quote: str, question: str) -> list[str]:
+    """The numbers of `quote` that are sums of money or shares ("$60 per month", "50% of
+    the fee"), not counts: "11 paid holidays" says nothing of whether Columbus Day is one."""
+    return [n for n in _numbers(quote, question) if _MONEY_OR_SHARE.search(n)]
+
+
+_MONEY_OR_SHARE = re.compile(r"[$€£%]|\b(?:percent|dollars?|euros?|pounds?)\b", re.I)
 
 
 def _dates(quote: str, question: str) -> list[str]:
@@ -536,7 +549,10 @@ _FINDERS: dict[str, tuple[Finder, ...]] = {
     "organisation": (_organisations, _roles, _names),
     "place": (_places,),
     "contact": (_contacts, _roles, _names),
-    "yes_no": (_polar, _listed),
+    # A yes or no is stated with a polarity word, by being listed, or by the sum or
+    # share paid ("does the studio cover the fee for a resit?" "the studio pays 50% of
+    # the fee"; "is there a gym reimbursement?" "a wellness stipend of $60 per month").
+    "yes_no": (_polar, _listed, _amounts),
     "procedure": (_steps, _contacts),
     "list": (_items, _steps, _names),
     "definition": (_definitions, _numbers),

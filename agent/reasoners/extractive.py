@@ -265,6 +265,12 @@ class ExtractiveReasoner:
             terms = analysis.key_terms
             found = _two_documents(state.evidence_for(index), terms)
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
+            # As the scorer judges a unit: a light verb no quote has is not held against
+            # them ("who gets paged?" answered by "escalates to the secondary").
+            terms -= analysis.light_verbs - covered
+            # The scorer read the question's typos and equivalents as the pages write
+            # them ("sabatical", "roll over"): the quotes' words stand for them here too.
+            covered |= self._scorer.read_in(terms - covered, covered)
             names = set(analysis.names) & terms
             # Weighted as the scorer weighs a unit's coverage: a rare term counts more.
             weights = self._scorer.weights(terms)
