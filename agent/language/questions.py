@@ -29,6 +29,7 @@ from agent.language.rules import (
     TYPE_NOUNS,
 )
 from agent.language.scenes import points_back
+from agent.language.typos import english
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import WORD, fold_accents
 
@@ -71,6 +72,15 @@ _WAIT_POINT = re.compile(
     r"\b(how\s+(?:long|soon|many\s+(?:days|weeks|months|years))\b[^?.!]*?)\s+"
     r"(?:before|after|until|till)\b",
     re.I,
+)
+# "how do pro deals work?", "how does the pension work?" ask for a description; "work"
+# says how it is asked, not what about (the page says "you may buy gear at cost").
+_HOW_IT_WORKS = re.compile(r"^(\s*how\s+(?:do|does|did)\b.+?)\s+works?\s*\??\s*$", re.I)
+# "where is orientation held?", "where is the first aid kit kept?" ask a place, which
+# pages give as "in room 3", "beside the time clock"; "how often is it held?" asks about
+# the holding itself, so only after "where".
+_WHERE_IT_IS = re.compile(
+    r"^(\s*where\s+(?:is|are|was|were)\b.+?)\s+(?:held|located|situated|kept|based)\b", re.I
 )
 # "come out", "go over": a light verb's particle is part of the verb (agent/language/rules.py).
 _LIGHT_VERB_PARTICLE = re.compile(
@@ -279,7 +289,8 @@ class QuestionAnalyzer:
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = chat_spelled(" ".join(question.split()))
-        content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", _WAIT_POINT.sub(r"\1", text)))
+        content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1", _WHERE_IT_IS.sub(r"\1", text)))
+        content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
@@ -318,7 +329,7 @@ class QuestionAnalyzer:
             answer_type=kind,
             # A negation in the scene ("my authorization never got approved. what now?")
             # tells the asker's situation; only one in the asking part says what is asked.
-            negated=any(_NEGATION.search(ask_core(s)) for s in asking_sentences(text)),
+            negated=any(_NEGATION.search(s) for s in asking_sentences(text)),
             pairs=tuple(dict.fromkeys(pairs)),
             context=telling | (supplied & set(terms)),
             qualifiers=frozenset(
@@ -417,7 +428,15 @@ def answer_type(question: str) -> AnswerType:
     """The kind of answer `question` expects (yes/no only when no wh-word says otherwise),
     read from the part that asks: "quick q - do we get paid overtime?" and "if I fail,
     does the studio still cover the fee?" ask yes or no."""
-    question = " ".join(ask_core(s) for s in asking_sentences(chat_spelled(question)))
+    question = chat_spelled(question)
+    core = " ".join(ask_core(s) for s in asking_sentences(question))
+    # The whole question decides when its asking part names no type ("In what year was
+    # the Regiment No. 13 established?" splits at "No.").
+    kind = _kind_of(core)
+    return kind if kind != "entity" else _kind_of(question)
+
+
+def _kind_of(question: str) -> AnswerType:
     for kind, pattern in _TYPE_PATTERNS:
         found = pattern.search(question)
         if found and not (kind == "date" and _subordinate_when(question, found)):
@@ -450,7 +469,15 @@ _TERSE_NUMBER = re.compile(
 
 
 def is_negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
+    """Whether `text` says "not": a negation word, or a participle negated by its prefix
+    ("unused leave" is leave not used, "unpaid" is not paid; "United" is no "ited")."""
+    return bool(_NEGATION.search(text)) or any(
+        english(m.group(1)) for m in _NEGATED_PARTICIPLE.finditer(text)
+    )
+
+
+# "unused", "unpaid", "unapproved": un- before a past participle.
+_NEGATED_PARTICIPLE = re.compile(r"\bun([a-z]{2,}(?:ed|en|id))\b", re.I)
 
 
 def _digit(word: str) -> bool:

@@ -139,6 +139,9 @@ ASKING_WORDS = frozenset(
     # "can", "will" ("must I", "might we"): pages answer with "at least 12 weeks", "every
     # employee", "is required", as often as with the asker's word ("may" is also a month)
     + "some all each everi must might shall".split()
+    # "split into several parts", "multiple weeks": how many, which the page gives as a
+    # number ("up to three blocks")
+    + "sever multipl".split()
     # indefinite pronouns, which stand for a person or thing without naming it ("swap a
     # shift with someone", "after buying something"): a page names who ("a teammate") or
     # what, never "someone"
@@ -146,8 +149,8 @@ ASKING_WORDS = frozenset(
     # what a contraction leaves once the stemmer splits it off its verb ("didn't", "you've",
     # "we'll"): the negation is the negation rule's to judge, the rest says nothing
     + "didn doesn don isn aren wasn weren hasn haven hadn wouldn couldn shouldn ve ll".split()
-    # "still", "already", "ever" ask whether something holds yet, not about what
-    + "still alreadi ever".split()
+    # "does the studio still cover it?" asks whether something holds yet, not about what
+    + "still".split()
 )
 
 
@@ -426,6 +429,9 @@ LIGHT_VERBS = frozenset(
     # "put in a claim", "take a sabbatical": the noun is the topic; pages say "submit a
     # claim", "you may have four weeks"
     + "put puts putting take takes taking took taken".split()
+    # "bring a visitor" moves someone as "go" and "come" move oneself; pages say
+    # "register visitors"
+    + "bring brings bringing brought".split()
 )
 
 # Adverb particles that, right after a light verb, make one phrasal verb with it ("come

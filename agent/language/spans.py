@@ -82,7 +82,8 @@ _DATE = re.compile(
     r"(?:every|each) (?:other )?(?:day|week|month|year|pay ?period)|"
     # a point counted in days: "from the fourth consecutive day of sickness" answers
     # "when do I need a doctor's note?" as a date would (h22)
-    rf"(?:from|on|after|by|until|before|starting(?: on| from)?) the {ORDINALS}\s+{TIME_UNITS}|"
+    rf"(?:from|on|after|by|until|before|starting(?: on| from)?) (?:the|your|their|its) "
+    rf"{ORDINALS}\s+{TIME_UNITS}|"
     r"(?:daily|weekly|biweekly|monthly|quarterly|annually|yearly|immediately|"
     r"today|tomorrow|yesterday)|"
     r"(?:1[5-9]\d{2}|20\d{2})(?:s)?|"
@@ -423,7 +424,11 @@ def _places(quote: str, question: str) -> list[str]:
     where = re.finditer(
         r"\b(?:in|at|on|from|to|via|through|under)\s+((?:the\s+)?(?:[\w’'-]+\s+){0,3}"
         r"(?:page|site|website|portal|app|folder|drive|tab|form|system|channel|office|room|"
-        r"floor|building|wiki|handbook|repository|repo|tool|menu|section|directory))\b",
+        r"floor|building|wiki|handbook|repository|repo|tool|menu|section|directory|"
+        # the places of a workplace a person walks to ("at reception", "in the basement
+        # garage", "at the light pole in the far corner of the parking lot")
+        r"reception|desk|entrance|lobby|kitchen|garage|basement|lot|corner|area|cabinet|"
+        r"locker|cupboard|shelf|counter|warehouse|yard))\b",
         quote,
         re.I,
     )

@@ -305,11 +305,6 @@ class EvidenceScorer:
             for t, fix in corrections([t for t in unknown if t in words], vocabulary).items()
             if len(t) > 4 and fix[:4] == t[:4] and edit_distance(t, fix, 1) <= 1
         }
-        # A workplace word the pages read put another way ("roll over" for "carry over").
-        for term in unread:
-            same = None if term in fixes else self._equivalent(term, vocabulary)
-            if same:
-                fixes[term] = same
         # A clipped word ("certs" for "certifications") stands for the word it begins (h22).
         for term in unknown:
             whole = None if term in fixes else clipped(term, vocabulary)
@@ -347,6 +342,29 @@ class EvidenceScorer:
     def read_in(self, terms: Iterable[str], vocabulary: frozenset[str]) -> frozenset[str]:
         """Those of `terms` that `vocabulary` holds as an equivalent ("roll" for "carry")."""
         return frozenset(t for t in terms if self._equivalent(t, vocabulary))
+
+    def said_otherwise(self, question: str, missing: Sequence[str]) -> str:
+        """`question` with the first of the `missing` terms (stems, the most telling
+        first) that has equivalents put as the first other one ("can I carry over
+        leave" for "can I roll over leave"); "" when none has."""
+        for term in missing:
+            for words, _why in EQUIVALENT_WORDS:
+                stems = [next(iter(self.stems(w)), "") for w in words]
+                if term not in stems:
+                    continue
+                other = next(w for w, s in zip(words, stems, strict=True) if s != term)
+                said = [other if term in self.stems(w) else w for w in question.split()]
+                return " ".join(said)
+        return ""
+
+    def _with_equivalents(self, terms: Iterable[str]) -> frozenset[str]:
+        """`terms` with the stems of every equivalent of each."""
+        found = set(terms)
+        for words, _why in EQUIVALENT_WORDS:
+            stems = {next(iter(self.stems(w)), "") for w in words}
+            if stems & found:
+                found |= stems
+        return frozenset(found)
 
     def _equivalent(self, term: str, vocabulary: frozenset[str]) -> str | None:
         """The first stem of `vocabulary` that is an equivalent of `term`
@@ -502,6 +520,8 @@ class EvidenceScorer:
         # "get" in as many ways as there are writers (agent/language/rules.py).
         terms -= question.light_verbs - context
         covered = terms & context
+        # A workplace word the unit puts another way ("roll over" for "carry over").
+        covered |= self.read_in(terms - covered, context)
         names = set(question.names) & terms
         coverage = self.share(terms, covered, names, weights)
         reach = self.share(terms, covered, names, {})
@@ -509,6 +529,9 @@ class EvidenceScorer:
         # A unit opening with the opposite of what the question asks ("Cancel a request"
         # for "How do I request leave?") is about the other action, unless the question
         # names that word itself ("How do I cancel a leave request?" names both).
+        # The question's words and their equivalents: "carry over" is no other kind of
+        # "over" than the "roll over" asked.
+        asked = self._with_equivalents(question.terms)
         opening = self._sequence(unit.text)[:1]
         reversed_action = any(
             w not in terms and OPPOSITE.get(w, frozenset()) & terms for w in opening
@@ -522,7 +545,7 @@ class EvidenceScorer:
             or (question.answer_type != "yes_no" and says_the_opposite(question.text, unit.text))
             or any(
                 modifier not in own
-                and _other_kind(head, modifier, self._phrase_words(unit.text), question.terms)
+                and _other_kind(head, modifier, self._phrase_words(unit.text), asked)
                 for modifier, head in phrases
                 if not bridged  # a bridge's page describes the bridge, not the question
             )
@@ -713,11 +736,12 @@ _THE_WORD = re.compile(r"^The\s+(\w+)\b")
 
 
 def _other_kind(
-    head: str, modifier: str, words: tuple[str | None, ...], asked: Sequence[str] = ()
+    head: str, modifier: str, words: tuple[str | None, ...], asked: Iterable[str] = ()
 ) -> bool:
     """Whether `words` name `head` with a modifier other than `modifier` ("sick leave"):
     a word right before it in the text, not one a stop word stands between, nor another
     word of the question ("unused budget" for "unused learning budget" is the same one)."""
+    asked = frozenset(asked)
     return any(
         w == head
         and i > 0

@@ -308,6 +308,9 @@ class ExtractiveReasoner:
         named = list(dict.fromkeys(bridges))[:2]
         options = [named, *([n] for n in named[:2])] if named else []
         candidates = [(f"{' '.join(n)} {words}".strip(), n) for n in options]
+        # A workplace word the pages may put another way, searched for as they would
+        # ("can I carry over leave" for "can I roll over leave"), before the keywords.
+        candidates.append((self._scorer.said_otherwise(question, missing), []))
         candidates.append((keywords, []))
         for candidate, used in candidates:
             if not candidate or state.ran(candidate):

@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.language.questions import QuestionAnalyzer, answer_type, ask_core
+from agent.language.questions import QuestionAnalyzer, answer_type, ask_core, is_negated
 from agent.language.spans import find_span
 from agent.language.typos import english
 from agent.reasoners.evidence import EvidenceScorer
@@ -59,6 +59,11 @@ PAGES = [
         "overtime.md",
         "Overtime",
         "Overtime is not paid. Extra hours are taken as time off in lieu within a month.",
+    ),
+    (
+        "carry-over.md",
+        "Carrying over leave",
+        "You may carry over up to 5 days of unused annual leave into the next leave year.",
     ),
     (
         "part-time.md",
@@ -200,3 +205,34 @@ async def test_a_word_of_the_language_is_not_mended_into_a_page_word(handbook: B
     assert await lead(handbook, "how many days of annual leave do part-timers get?") == (
         "15 days of annual leave"
     )
+
+
+def test_a_workplace_place_and_a_counted_day_are_spans() -> None:
+    assert find_span("Coverage starts on your first day.", "date", "when does it start?") == (
+        "on your first day"
+    )
+    asked = "where do i pick up a hard hat?"
+    assert find_span("Hard hats are held at reception.", "place", asked) == "reception"
+    assert find_span("Hard hats are white and must be worn.", "place", asked) == ""
+
+
+def test_how_a_question_is_put_is_no_term() -> None:
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    assert "work" not in analyzer.analyse("how do pro deals work").terms
+    assert "work" in analyzer.analyse("how do I work from home?").terms  # the topic
+    assert "sever" not in analyzer.analyse("can leave be split into several parts?").terms
+    assert "held" not in analyzer.analyse("where is orientation held?").terms
+    assert "held" in analyzer.analyse("how often is the course held?").terms
+    assert "bring" in analyzer.analyse("how do I bring a visitor?").light_verbs
+
+
+def test_a_prefix_negates_a_participle() -> None:
+    assert is_negated("You may carry over up to 5 days of unused leave.")
+    assert is_negated("Breaks are unpaid.")
+    assert not is_negated("The United States office is closed on July 4.")
+
+
+async def test_leave_not_used_is_unused_leave(handbook: Built) -> None:
+    found = await lead(handbook, "can I roll over annual leave I didn't use? how many days")
+    assert "5 days" in (found or "")
+    assert await lead(handbook, "can I roll over sick leave I didn't use? how many days") is None
