@@ -76,12 +76,6 @@ _WAIT_POINT = re.compile(
 # "how do pro deals work?", "how does the pension work?" ask for a description; "work"
 # says how it is asked, not what about (the page says "you may buy gear at cost").
 _HOW_IT_WORKS = re.compile(r"^(\s*how\s+(?:do|does|did)\b.+?)\s+works?\s*\??\s*$", re.I)
-# "where is orientation held?", "where is the first aid kit kept?" ask a place, which
-# pages give as "in room 3", "beside the time clock"; "how often is it held?" asks about
-# the holding itself, so only after "where".
-_WHERE_IT_IS = re.compile(
-    r"^(\s*where\s+(?:is|are|was|were)\b.+?)\s+(?:held|located|situated|kept|based)\b", re.I
-)
 # "come out", "go over": a light verb's particle is part of the verb (agent/language/rules.py).
 _LIGHT_VERB_PARTICLE = re.compile(
     rf"\b({'|'.join(sorted(LIGHT_VERBS))})\s+(?:{'|'.join(sorted(LIGHT_VERB_PARTICLES))})\b",
@@ -289,7 +283,7 @@ class QuestionAnalyzer:
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = chat_spelled(" ".join(question.split()))
-        content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1", _WHERE_IT_IS.sub(r"\1", text)))
+        content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1", text))
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]

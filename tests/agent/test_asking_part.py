@@ -192,6 +192,10 @@ def test_an_equivalent_stands_only_for_its_own_word() -> None:
     pages = frozenset({"roll", "over", "budget", "trade", "leav"})
     assert scorer.read_in({"carri", "swap", "pto"}, pages) == {"carri", "swap", "pto"}
     assert not scorer.read_in({"refund", "cash", "bonus", "dental"}, pages)
+    # searched for as the pages may put it: only the most telling missing word is swapped
+    asked = "can I roll over leave I didn't use?"
+    assert scorer.said_otherwise(asked, ["roll", "leav"]) == "can I carry over leave I didn't use?"
+    assert scorer.said_otherwise("what is the dress code?", ["dress"]) == ""
 
 
 async def test_a_stipend_is_the_reimbursement_asked_about(handbook: Built) -> None:
@@ -221,8 +225,6 @@ def test_how_a_question_is_put_is_no_term() -> None:
     assert "work" not in analyzer.analyse("how do pro deals work").terms
     assert "work" in analyzer.analyse("how do I work from home?").terms  # the topic
     assert "sever" not in analyzer.analyse("can leave be split into several parts?").terms
-    assert "held" not in analyzer.analyse("where is orientation held?").terms
-    assert "held" in analyzer.analyse("how often is the course held?").terms
     assert "bring" in analyzer.analyse("how do I bring a visitor?").light_verbs
 
 
