@@ -24,10 +24,12 @@ from agent.language.rules import (
     HOW_ADJECTIVES,
     LIGHT_VERB_PARTICLES,
     LIGHT_VERBS,
+    MONEY_NOUNS,
     QUALIFIERS,
     TYPE_NOUNS,
 )
 from agent.language.scenes import points_back
+from agent.language.typos import english
 from store.text_analysis import CANDIDATE, TextAnalyzer
 from store.text_forms import WORD, fold_accents
 
@@ -62,6 +64,18 @@ _FRAMES = re.compile(
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )
+# A wait asked for ("how long do I need to be here before I can take a sabbatical?", "how
+# long after buying something do I have to claim?"): "before" and "after" mark the point
+# the wait is counted from or to, not an order of events, and the page states the wait
+# either way ("After 10 years of service you may take ...", "within 30 days of spending").
+_WAIT_POINT = re.compile(
+    r"\b(how\s+(?:long|soon|many\s+(?:days|weeks|months|years))\b[^?.!]*?)\s+"
+    r"(?:before|after|until|till)\b",
+    re.I,
+)
+# "how do pro deals work?", "how does the pension work?" ask for a description; "work"
+# says how it is asked, not what about (the page says "you may buy gear at cost").
+_HOW_IT_WORKS = re.compile(r"^(\s*how\s+(?:do|does|did)\b.+?)\s+works?\s*\??\s*$", re.I)
 # "come out", "go over": a light verb's particle is part of the verb (agent/language/rules.py).
 _LIGHT_VERB_PARTICLE = re.compile(
     rf"\b({'|'.join(sorted(LIGHT_VERBS))})\s+(?:{'|'.join(sorted(LIGHT_VERB_PARTICLES))})\b",
@@ -217,6 +231,13 @@ class QuestionAnalysis:
     # Quantities it states with a unit ("after 4 years"): a page's band that holds one
     # ("3 to 6 years") meets it (agent/language/ranges.py).
     quantities: tuple[AskedQuantity, ...] = ()
+    # Terms only a circumstance clause of an asking sentence holds ("if we stay late for a
+    # deadline" in "do we get paid overtime if we stay late for a deadline?"): the asker's
+    # case, which a page's rule covers in its own words (see `ask_core`).
+    circumstance: frozenset[str] = frozenset()
+    # Nouns naming a payment to staff ("stipend", "reimbursement"): a unit stating an
+    # amount of money carries them (agent/language/rules.py MONEY_NOUNS).
+    money_nouns: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -262,17 +283,21 @@ class QuestionAnalyzer:
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = chat_spelled(" ".join(question.split()))
-        content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", text))
+        content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1", text))
+        content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
         how_put = ASKING_WORDS | self._light_verbs  # a verb names no kind of thing
         sequence = [w if w not in how_put else None for w in self.phrase_words(content)]
         pairs = [(a, b) for a, b in itertools.pairwise(sequence) if a and b]
-        asked = {w for s in asking_sentences(content) for w in self.stems(s)} & set(terms)
+        sentences = asking_sentences(content)
+        asked = {w for s in sentences for w in self.stems(s)} & set(terms)
         # "Any words of wisdom?" or "What now?" ask about the scene itself: all of it is key.
         telling = frozenset(terms) - asked if len(asked) >= 3 else frozenset()
-        asking = " ".join(asking_sentences(content))
+        asking = " ".join(sentences)
+        core = " ".join(ask_core(s) for s in sentences)
+        circumstance = asked - set(self.stems(core)) if not points_back(core) else frozenset()
         scene = (
             frozenset(terms) - asked
             if not telling and asking != " ".join(content.split()) and not points_back(asking)
@@ -313,6 +338,8 @@ class QuestionAnalyzer:
             kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
             scene=scene,
             quantities=asked_quantities(text),
+            circumstance=frozenset(circumstance),
+            money_nouns=frozenset(self.stems(" ".join(sorted(MONEY_NOUNS)))) & set(terms),
         )
 
     def _name_stems(self, text: str) -> list[str]:
@@ -339,6 +366,23 @@ def asking_sentences(text: str) -> list[str]:
     return sentences or ([text.strip()] if text.strip() else [])
 
 
+def ask_core(sentence: str) -> str:
+    """The part of an asking sentence that asks, without the clauses that set out the
+    asker's case: a leading condition ("if I fail part 2 and have to resit, does the
+    studio still cover the fee?"), a leading statement ("cut my hand on a box cutter, do I
+    need to report it?") or a trailing condition ("do we get paid overtime if we stay late
+    for a deadline?"). A condition is the asker's circumstance; the page that answers
+    states its rule in its own words ("does not pay overtime"), seldom the asker's."""
+    core = sentence.strip()
+    leading = _LEADING_CASE.match(core)
+    if leading and not asks(leading.group()) and asks(core[leading.end() :]):
+        core = core[leading.end() :]
+    trailing = _TRAILING_CONDITION.search(core)
+    if trailing and len(WORD.findall(core[: trailing.start()])) >= 3:
+        core = core[: trailing.start()]
+    return core.strip() or sentence.strip()
+
+
 def asks(sentence: str) -> bool:
     """Whether `sentence` asks (a question mark, or opening with a question word or an
     auxiliary) rather than tells ("one conflicts with a project meeting")."""
@@ -351,6 +395,14 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
 # resigning - how far ahead should I start offboarding?"); a hyphen inside a word
 # ("part-time", "follow-up") is not one.
 _CLAUSE_DASH = re.compile(r"\s+(?:-{1,2}|\u2013|\u2014)\s+|\s*\u2014\s*")
+# A clause before a comma that sets out the case, when the rest asks: a condition ("if
+# I fail part 2, ...") or a statement ("cut my hand on a box cutter, do I ...").
+_LEADING_CASE = re.compile(r"^(?:[^,?]*?),\s+(?=\S)")
+# A condition after what is asked ("... if we stay late for a deadline?"). Not "after"
+# or "before": "how long after buying something" asks how long from it.
+_TRAILING_CONDITION = re.compile(
+    r"\s+(?:if|when|whenever|once|while|unless|in case)\b[^?]*\??$", re.I
+)
 _ASKS = re.compile(
     r"(?:what|which|who|whom|whose|when|where|why|how|is|are|was|were|do|does|did|can|"
     r"could|has|have|had|will|would|should|may|might|must|shall|any)\b",
@@ -367,8 +419,18 @@ def chat_spelled(text: str) -> str:
 
 
 def answer_type(question: str) -> AnswerType:
-    """The kind of answer `question` expects (yes/no only when no wh-word says otherwise)."""
+    """The kind of answer `question` expects (yes/no only when no wh-word says otherwise),
+    read from the part that asks: "quick q - do we get paid overtime?" and "if I fail,
+    does the studio still cover the fee?" ask yes or no."""
     question = chat_spelled(question)
+    core = " ".join(ask_core(s) for s in asking_sentences(question))
+    # The whole question decides when its asking part names no type ("In what year was
+    # the Regiment No. 13 established?" splits at "No.").
+    kind = _kind_of(core)
+    return kind if kind != "entity" else _kind_of(question)
+
+
+def _kind_of(question: str) -> AnswerType:
     for kind, pattern in _TYPE_PATTERNS:
         found = pattern.search(question)
         if found and not (kind == "date" and _subordinate_when(question, found)):
@@ -401,7 +463,15 @@ _TERSE_NUMBER = re.compile(
 
 
 def is_negated(text: str) -> bool:
-    return bool(_NEGATION.search(text))
+    """Whether `text` says "not": a negation word, or a participle negated by its prefix
+    ("unused leave" is leave not used, "unpaid" is not paid; "United" is no "ited")."""
+    return bool(_NEGATION.search(text)) or any(
+        english(m.group(1)) for m in _NEGATED_PARTICIPLE.finditer(text)
+    )
+
+
+# "unused", "unpaid", "unapproved": un- before a past participle.
+_NEGATED_PARTICIPLE = re.compile(r"\bun([a-z]{2,}(?:ed|en|id))\b", re.I)
 
 
 def _digit(word: str) -> bool:

@@ -139,6 +139,18 @@ ASKING_WORDS = frozenset(
     # "can", "will" ("must I", "might we"): pages answer with "at least 12 weeks", "every
     # employee", "is required", as often as with the asker's word ("may" is also a month)
     + "some all each everi must might shall".split()
+    # "split into several parts", "multiple weeks": how many, which the page gives as a
+    # number ("up to three blocks")
+    + "sever multipl".split()
+    # indefinite pronouns, which stand for a person or thing without naming it ("swap a
+    # shift with someone", "after buying something"): a page names who ("a teammate") or
+    # what, never "someone"
+    + "someon somebodi someth anyon anybodi anyth everyon everybodi everyth".split()
+    # what a contraction leaves once the stemmer splits it off its verb ("didn't", "you've",
+    # "we'll"): the negation is the negation rule's to judge, the rest says nothing
+    + "didn doesn don isn aren wasn weren hasn haven hadn wouldn couldn shouldn ve ll".split()
+    # "does the studio still cover it?" asks whether something holds yet, not about what
+    + "still".split()
 )
 
 
@@ -414,6 +426,12 @@ LIGHT_VERBS = frozenset(
     # "where do new starters go?", "when do payslips come out?": the motion verbs carry no
     # topic either; pages say "report to", "are published" (h22)
     + "go goes going went gone come comes coming came".split()
+    # "put in a claim", "take a sabbatical": the noun is the topic; pages say "submit a
+    # claim", "you may have four weeks"
+    + "put puts putting take takes taking took taken".split()
+    # "bring a visitor" moves someone as "go" and "come" move oneself; pages say
+    # "register visitors"
+    + "bring brings bringing brought".split()
 )
 
 # Adverb particles that, right after a light verb, make one phrasal verb with it ("come
@@ -491,3 +509,19 @@ TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
         "date": frozenset("schedule timing".split()) | START_WORDS,
     }
 )
+
+
+# --- Words that workplaces use for one another (surface words, stemmed where read): a
+# question's word that no page read has stands for the first of its equivalents that one
+# has. Each: (words, why). Only pairs that name the same thing in any workplace's pages,
+# not near relatives (a "bonus" is no "stipend"; "dental" is not "health").
+EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
+    (("roll", "carry"), "unused days or budget 'roll over' or 'carry over' into the next year"),
+    (("swap", "trade", "exchange"), "staff 'swap', 'trade' or 'exchange' a shift with a colleague"),
+    (("pto", "leave", "vacation", "holiday"), "PTO is paid time off: pages say annual leave"),
+)
+
+# --- Nouns that name a sum of money paid to staff: a unit stating an amount with its
+# currency ("a wellness stipend of $60 per month, for a gym") carries any of them, as
+# pages name the same payment by any ("is there a gym reimbursement?").
+MONEY_NOUNS = frozenset("reimbursement stipend allowance subsidy".split())

@@ -42,3 +42,14 @@ def particulars(
 
 def _quantity(term: str) -> bool:
     return any(c.isdigit() for c in term)
+
+
+def cased(
+    circumstance: frozenset[str], key_terms: frozenset[str], known: set[str], names: frozenset[str]
+) -> frozenset[str]:
+    """The terms of a circumstance clause the knowledge base does not `know`, without its
+    quantities and names, when enough key terms remain to be judged."""
+    unknown = {t for t in circumstance if t not in known and not _quantity(t) and t not in names}
+    if len(key_terms - unknown) < MIN_REMAINING:
+        return frozenset()
+    return frozenset(unknown)

@@ -82,7 +82,8 @@ _DATE = re.compile(
     r"(?:every|each) (?:other )?(?:day|week|month|year|pay ?period)|"
     # a point counted in days: "from the fourth consecutive day of sickness" answers
     # "when do I need a doctor's note?" as a date would (h22)
-    rf"(?:from|on|after|by|until|before|starting(?: on| from)?) the {ORDINALS}\s+{TIME_UNITS}|"
+    rf"(?:from|on|after|by|until|before|starting(?: on| from)?) (?:the|your|their|its) "
+    rf"{ORDINALS}\s+{TIME_UNITS}|"
     r"(?:daily|weekly|biweekly|monthly|quarterly|annually|yearly|immediately|"
     r"today|tomorrow|yesterday)|"
     r"(?:1[5-9]\d{2}|20\d{2})(?:s)?|"
@@ -187,7 +188,11 @@ _REFINED_KINDS = {"number": "$5, 5 percent", "date": "at 9:00 am"}
 def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
     """Whether a refinement applies to a question asking for `kind`: it narrows that kind,
     or the kind is open. "When is salary paid?" names salary as its topic but asks for a
-    date ("monthly"), which no amount of money answers."""
+    date ("monthly"), which no amount of money answers. A yes or no is never narrowed:
+    "does the studio cover the fee?" is answered by "there is no fee" as by "50% of the
+    fee", neither of which is written with a currency."""
+    if kind == "yes_no":
+        return False
     example = _REFINED_KINDS.get(kind)
     return example is None or bool(refined.search(example))
 
@@ -282,6 +287,15 @@ def _list_marker(quote: str, match: re.Match[str]) -> bool:
     """ "1." opening a list item is a marker, not a number."""
     before = quote[: match.start()].rsplit("\n", 1)[-1]
     return not before.strip() and bool(re.match(r"\d+[.)]\s", quote[match.start() :]))
+
+
+def _amounts(quote: str, question: str) -> list[str]:
+    """The numbers of `quote` that are sums of money or shares ("$60 per month", "50% of
+    the fee"), not counts: "11 paid holidays" says nothing of whether Columbus Day is one."""
+    return [n for n in _numbers(quote, question) if _MONEY_OR_SHARE.search(n)]
+
+
+_MONEY_OR_SHARE = re.compile(r"[$€£%]|\b(?:percent|dollars?|euros?|pounds?)\b", re.I)
 
 
 def _dates(quote: str, question: str) -> list[str]:
@@ -410,7 +424,11 @@ def _places(quote: str, question: str) -> list[str]:
     where = re.finditer(
         r"\b(?:in|at|on|from|to|via|through|under)\s+((?:the\s+)?(?:[\w’'-]+\s+){0,3}"
         r"(?:page|site|website|portal|app|folder|drive|tab|form|system|channel|office|room|"
-        r"floor|building|wiki|handbook|repository|repo|tool|menu|section|directory))\b",
+        r"floor|building|wiki|handbook|repository|repo|tool|menu|section|directory|"
+        # the places of a workplace a person walks to ("at reception", "in the basement
+        # garage", "at the light pole in the far corner of the parking lot")
+        r"reception|desk|entrance|lobby|kitchen|garage|basement|lot|corner|area|cabinet|"
+        r"locker|cupboard|shelf|counter|warehouse|yard))\b",
         quote,
         re.I,
     )
@@ -536,7 +554,10 @@ _FINDERS: dict[str, tuple[Finder, ...]] = {
     "organisation": (_organisations, _roles, _names),
     "place": (_places,),
     "contact": (_contacts, _roles, _names),
-    "yes_no": (_polar, _listed),
+    # A yes or no is stated with a polarity word, by being listed, or by the sum or
+    # share paid ("does the studio cover the fee for a resit?" "the studio pays 50% of
+    # the fee"; "is there a gym reimbursement?" "a wellness stipend of $60 per month").
+    "yes_no": (_polar, _listed, _amounts),
     "procedure": (_steps, _contacts),
     "list": (_items, _steps, _names),
     "definition": (_definitions, _numbers),

@@ -11,6 +11,15 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping
 
+from wordnet_lookup import is_wordnet_term
+
+
+def english(word: str) -> bool:
+    """Whether `word` is an English word (Princeton WordNet's lexicon, plurals included):
+    "parental" and "fail" are, so they are never typos of a page's "part" and "fall";
+    "sabatical" and "reimbursment" are not."""
+    return len(word) > 1 and is_wordnet_term(word)
+
 
 def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, str]:
     """`{typo: word}` for each of `words` not in `vocabulary` with one closest word in it

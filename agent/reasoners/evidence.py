@@ -34,8 +34,8 @@ from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.ranges import held
-from agent.language.rules import COUNT_STEM, OPPOSITE
-from agent.language.scenes import particulars
+from agent.language.rules import COUNT_STEM, EQUIVALENT_WORDS, OPPOSITE
+from agent.language.scenes import cased, particulars
 from agent.language.spans import (
     constraints_met,
     find_span,
@@ -46,6 +46,8 @@ from agent.language.typos import (
     apply,
     clipped,
     corrections,
+    edit_distance,
+    english,
     split_alphanumeric,
     split_compound,
 )
@@ -53,6 +55,7 @@ from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import Sentence, SentenceSplitter
 from store.corpus import ChunkSpan
+from store.text_forms import WORD
 
 T = TypeVar("T")
 
@@ -260,10 +263,15 @@ class EvidenceScorer:
         """The question with the words of its scene that no page has ("Denver" in "working
         from Denver next week - how should I let folks know?") read as context, not as key
         terms (agent/language/scenes.py)."""
-        if not question.scene or self._corpus_terms is None:
+        if not (question.scene or question.circumstance) or self._corpus_terms is None:
             return question
-        known = self._corpus_terms.known(question.scene)
-        aside = particulars(question.scene, question.key_terms, known, frozenset(question.names))
+        names = frozenset(question.names)
+        known = self._corpus_terms.known(question.scene | question.circumstance)
+        aside = particulars(question.scene, question.key_terms, known, names)
+        # The words of a circumstance clause no page has ("stay late" in "paid overtime if
+        # we stay late?"): the asker's case, which the answering page puts in its own
+        # words. Its quantities and names stay: "once I've been here 7 years" is a bound.
+        aside |= cased(question.circumstance, question.key_terms - aside, known, names)
         if not aside:
             return question
         return dataclasses.replace(question, context=question.context | aside)
@@ -278,10 +286,25 @@ class EvidenceScorer:
         )
         # A name ("Calendly") is written as meant: never "corrected" into a word the pages
         # have ("calendar"); nor is a word the knowledge base has elsewhere.
-        unread = [t for t in question.terms if t not in vocabulary and t not in question.names]
+        # Nor is a word read as context ("fail" in "if I fail part 2, ..."): a page need
+        # not have it, so there is no typo of a page's word to mend ("fall").
+        unread = [
+            t
+            for t in question.terms
+            if t not in vocabulary and t not in question.names and t not in question.context
+        ]
         known = self._corpus_terms.known(unread) if self._corpus_terms else set()
         unknown = [t for t in unread if t not in known]
-        fixes = corrections(unknown, vocabulary)
+        # A word of the language is written as meant ("parental" is no typo of "part",
+        # nor "fail" of "fall"), or as another form of a page's word: one edit past the
+        # four letters they share ("forgot" is the "forget" a page writes).
+        words = {s for w in WORD.findall(question.text) if english(w) for s in self.stems(w)}
+        fixes = corrections([t for t in unknown if t not in words], vocabulary)
+        fixes |= {
+            t: fix
+            for t, fix in corrections([t for t in unknown if t in words], vocabulary).items()
+            if len(t) > 4 and fix[:4] == t[:4] and edit_distance(t, fix, 1) <= 1
+        }
         # A clipped word ("certs" for "certifications") stands for the word it begins (h22).
         for term in unknown:
             whole = None if term in fixes else clipped(term, vocabulary)
@@ -315,6 +338,42 @@ class EvidenceScorer:
             names=apply(question.names, fixes),
             pairs=tuple((fixes.get(a, a), fixes.get(b, b)) for a, b in question.pairs),
         )
+
+    def read_in(self, terms: Iterable[str], vocabulary: frozenset[str]) -> frozenset[str]:
+        """Those of `terms` that `vocabulary` holds as an equivalent ("roll" for "carry")."""
+        return frozenset(t for t in terms if self._equivalent(t, vocabulary))
+
+    def said_otherwise(self, question: str, missing: Sequence[str]) -> str:
+        """`question` with the first of the `missing` terms (stems, the most telling
+        first) that has equivalents put as the first other one ("can I carry over
+        leave" for "can I roll over leave"); "" when none has."""
+        for term in missing:
+            for words, _why in EQUIVALENT_WORDS:
+                stems = [next(iter(self.stems(w)), "") for w in words]
+                if term not in stems:
+                    continue
+                other = next(w for w, s in zip(words, stems, strict=True) if s != term)
+                said = [other if term in self.stems(w) else w for w in question.split()]
+                return " ".join(said)
+        return ""
+
+    def _with_equivalents(self, terms: Iterable[str]) -> frozenset[str]:
+        """`terms` with the stems of every equivalent of each."""
+        found = set(terms)
+        for words, _why in EQUIVALENT_WORDS:
+            stems = {next(iter(self.stems(w)), "") for w in words}
+            if stems & found:
+                found |= stems
+        return frozenset(found)
+
+    def _equivalent(self, term: str, vocabulary: frozenset[str]) -> str | None:
+        """The first stem of `vocabulary` that is an equivalent of `term`
+        (agent/language/rules.py EQUIVALENT_WORDS), or None."""
+        for words, _why in EQUIVALENT_WORDS:
+            stems = [next(iter(self.stems(w)), "") for w in words]
+            if term in stems:
+                return next((s for s in stems if s != term and s in vocabulary), None)
+        return None
 
     def _part_of(self, vocabulary: frozenset[str]) -> Callable[[str], bool]:
         """Whether a piece of a word is a word of `vocabulary` or a stop word (no stems)."""
@@ -461,6 +520,8 @@ class EvidenceScorer:
         # "get" in as many ways as there are writers (agent/language/rules.py).
         terms -= question.light_verbs - context
         covered = terms & context
+        # A workplace word the unit puts another way ("roll over" for "carry over").
+        covered |= self.read_in(terms - covered, context)
         names = set(question.names) & terms
         coverage = self.share(terms, covered, names, weights)
         reach = self.share(terms, covered, names, {})
@@ -468,6 +529,9 @@ class EvidenceScorer:
         # A unit opening with the opposite of what the question asks ("Cancel a request"
         # for "How do I request leave?") is about the other action, unless the question
         # names that word itself ("How do I cancel a leave request?" names both).
+        # The question's words and their equivalents: "carry over" is no other kind of
+        # "over" than the "roll over" asked.
+        asked = self._with_equivalents(question.terms)
         opening = self._sequence(unit.text)[:1]
         reversed_action = any(
             w not in terms and OPPOSITE.get(w, frozenset()) & terms for w in opening
@@ -480,7 +544,8 @@ class EvidenceScorer:
             # yes/no question is, by either ("Is leave unpaid?" "Leave is paid.": no).
             or (question.answer_type != "yes_no" and says_the_opposite(question.text, unit.text))
             or any(
-                modifier not in own and _other_kind(head, modifier, self._phrase_words(unit.text))
+                modifier not in own
+                and _other_kind(head, modifier, self._phrase_words(unit.text), asked)
                 for modifier, head in phrases
                 if not bridged  # a bridge's page describes the bridge, not the question
             )
@@ -522,6 +587,12 @@ class EvidenceScorer:
             # "who should I email?", "length" in "what is the minimum length?"): an address
             # or a measure answers them in any knowledge base, whatever words it uses.
             covered |= question.type_nouns & terms
+            coverage = self.share(terms, covered, names, weights)
+            reach = self.share(terms, covered, names, {})
+        money = question.money_nouns & terms - covered
+        if typed and money and _CURRENCY.search(span):
+            # "a wellness stipend of $60 per month" is the gym reimbursement asked about.
+            covered |= money
             coverage = self.share(terms, covered, names, weights)
             reach = self.share(terms, covered, names, {})
         kind = question.kind_nouns
@@ -606,6 +677,7 @@ class EvidenceScorer:
 
 
 _START_STEMS = frozenset({"start", "begin"})
+_CURRENCY = re.compile(r"[$€£]\s?\d|\d\s?(?:dollars|euros|pounds)\b", re.I)
 # A code: letters and digits joined by a hyphen ("INT-02", "GS-13", "QS-24117").
 _CODE = re.compile(r"(?<![\w-])[A-Za-z]{1,6}-\d{1,6}(?![\w-])")
 
@@ -663,11 +735,19 @@ def _refers_back(sentence: str, before: str) -> bool:
 _THE_WORD = re.compile(r"^The\s+(\w+)\b")
 
 
-def _other_kind(head: str, modifier: str, words: tuple[str | None, ...]) -> bool:
+def _other_kind(
+    head: str, modifier: str, words: tuple[str | None, ...], asked: Iterable[str] = ()
+) -> bool:
     """Whether `words` name `head` with a modifier other than `modifier` ("sick leave"):
-    a word right before it in the text, not one a stop word stands between."""
+    a word right before it in the text, not one a stop word stands between, nor another
+    word of the question ("unused budget" for "unused learning budget" is the same one)."""
+    asked = frozenset(asked)
     return any(
-        w == head and i > 0 and words[i - 1] is not None and words[i - 1] != modifier
+        w == head
+        and i > 0
+        and words[i - 1] is not None
+        and words[i - 1] != modifier
+        and words[i - 1] not in asked
         for i, w in enumerate(words)
     )
 

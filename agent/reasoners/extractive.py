@@ -265,6 +265,12 @@ class ExtractiveReasoner:
             terms = analysis.key_terms
             found = _two_documents(state.evidence_for(index), terms)
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
+            # As the scorer judges a unit: a light verb no quote has is not held against
+            # them ("who gets paged?" answered by "escalates to the secondary").
+            terms -= analysis.light_verbs - covered
+            # The scorer read the question's typos and equivalents as the pages write
+            # them ("sabatical", "roll over"): the quotes' words stand for them here too.
+            covered |= self._scorer.read_in(terms - covered, covered)
             names = set(analysis.names) & terms
             # Weighted as the scorer weighs a unit's coverage: a rare term counts more.
             weights = self._scorer.weights(terms)
@@ -302,6 +308,9 @@ class ExtractiveReasoner:
         named = list(dict.fromkeys(bridges))[:2]
         options = [named, *([n] for n in named[:2])] if named else []
         candidates = [(f"{' '.join(n)} {words}".strip(), n) for n in options]
+        # A workplace word the pages may put another way, searched for as they would
+        # ("can I carry over leave" for "can I roll over leave"), before the keywords.
+        candidates.append((self._scorer.said_otherwise(question, missing), []))
         candidates.append((keywords, []))
         for candidate, used in candidates:
             if not candidate or state.ran(candidate):
