@@ -31,7 +31,7 @@ _BAND = re.compile(
 # "up to 5 days" (from above). Whether the bound itself is included, as the words say.
 _FROM_BELOW = re.compile(
     rf"\b(?P<word>more than|over|greater than|above|beyond|after|at least|no less than|"
-    rf"no fewer than|a minimum of|minimum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
+    rf"no fewer than|a minimum of|minimum of|from)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
     re.I,
 )
 _PLUS = re.compile(rf"\b(?P<n>\d+(?:\.\d+)?)\+\s+{_UNIT}\b", re.I)
@@ -41,7 +41,7 @@ _FROM_ABOVE = re.compile(
     re.I,
 )
 _INCLUSIVE = frozenset(
-    "at least,no less than,no fewer than,a minimum of,minimum of,up to,at most,no more than,"
+    "at least,no less than,no fewer than,a minimum of,minimum of,from,up to,at most,no more than,"
     "within,a maximum of,maximum of".split(",")
 )
 _WORD_VALUES = {
@@ -77,6 +77,20 @@ def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
     for _start, _end, low, high, unit in _bands(text):
         found |= {q.written for q in asked if q.unit == unit and low <= q.value <= high}
     return frozenset(found)
+
+
+def tightest(asked: tuple[AskedQuantity, ...], text: str) -> tuple[float, float]:
+    """How closely `text` bounds one of `asked`, for ordering lines that all hold it:
+    (width, -low) of its narrowest band that does, smaller first. "From 7 years" bounds
+    the asker's 7 years more closely than "From 3 years" does."""
+    return min(
+        (
+            (high - low, -low)
+            for _start, _end, low, high, unit in _bands(text)
+            if any(q.unit == unit and low <= q.value <= high for q in asked)
+        ),
+        default=(float("inf"), float("inf")),
+    )
 
 
 def without_held(asked: tuple[AskedQuantity, ...], text: str) -> str:
@@ -128,4 +142,9 @@ def _just_below(n: float) -> float:
 
 def _singular(unit: str) -> str:
     unit = unit.casefold()
-    return unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
+    unit = unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
+    return _CHAT_UNITS.get(unit, unit)
+
+
+# How chat clips a unit ("7 yrs", "8 hrs", "2 wks"): the unit the pages write.
+_CHAT_UNITS = {"yr": "year", "hr": "hour", "wk": "week"}

@@ -14,7 +14,13 @@ from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.language.questions import QuestionAnalyzer, answer_type, ask_core, is_negated
+from agent.language.questions import (
+    QuestionAnalyzer,
+    answer_type,
+    ask_core,
+    chat_spelled,
+    is_negated,
+)
 from agent.language.spans import find_span
 from agent.language.typos import english
 from agent.reasoners.evidence import EvidenceScorer
@@ -238,3 +244,25 @@ async def test_leave_not_used_is_unused_leave(handbook: Built) -> None:
     found = await lead(handbook, "can I roll over annual leave I didn't use? how many days")
     assert "5 days" in (found or "")
     assert await lead(handbook, "can I roll over sick leave I didn't use? how many days") is None
+
+
+def test_chat_units_after_a_number_are_spelled_out() -> None:
+    assert chat_spelled("pto once I've been here 7 yrs?") == "pto once I've been here 7 years?"
+    assert chat_spelled("flight is 8hrs") == "flight is 8 hours"
+    assert chat_spelled("do I tell hr first?") == "do I tell hr first?"  # HR, not hours
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    (quantity,) = analyzer.analyse("how many days after 7 yrs?").quantities
+    assert quantity.unit == "year"
+
+
+def test_the_band_bounding_the_askers_number_most_closely_leads() -> None:
+    bands = (
+        "Full-time staff receive annual leave based on years of service:\n\n"
+        "- Less than 3 years of service: **25 days** a year\n"
+        "- From 3 years of service: 27 days a year\n"
+        "- From 7 years of service: **30 days** a year"
+    )
+    # "From 3 years" holds 7 years too; "From 7 years" bounds it more closely
+    assert find_span(bands, "number", "how many days pto once I've been here 7 yrs") == ("30 days")
+    assert find_span(bands, "number", "how many days after 4 years?") == "27 days a year"
+    assert find_span(bands, "number", "how many days after 2 years?") == "25 days"
