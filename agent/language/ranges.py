@@ -35,6 +35,13 @@ _FROM_BELOW = re.compile(
     re.I,
 )
 _PLUS = re.compile(rf"\b(?P<n>\d+(?:\.\d+)?)\+\s+{_UNIT}\b", re.I)
+# "3 years or more", "30 hours or less": the bound after the unit, itself included.
+_OR_MORE = re.compile(
+    rf"\b(?P<n>{_NUMBER})\s+{_UNIT}\s+(?:or|and)\s+(?P<word>more|longer|over|above|less|fewer|"
+    rf"under|below|shorter)\b",
+    re.I,
+)
+_BELOW_WORDS = frozenset("less fewer under below shorter".split())
 _FROM_ABOVE = re.compile(
     rf"\b(?P<word>fewer than|less than|under|below|up to|at most|no more than|within|"
     rf"a maximum of|maximum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
@@ -117,6 +124,12 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
             bands.append((m.start(), m.end(), low, float("inf"), _singular(m["unit"])))
     for m in _PLUS.finditer(text):
         bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _singular(m["unit"])))
+    for m in _OR_MORE.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            below = m["word"].casefold() in _BELOW_WORDS
+            low, high = (float("-inf"), n) if below else (n, float("inf"))
+            bands.append((m.start(), m.end(), low, high, _singular(m["unit"])))
     for m in _FROM_ABOVE.finditer(text):
         n = _value(m["n"])
         if n is not None:

@@ -11,10 +11,14 @@ no page says, still escalates.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import get_args
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent.language.questions import (
+    AnswerType,
     QuestionAnalyzer,
     answer_type,
     ask_core,
@@ -266,3 +270,30 @@ def test_the_band_bounding_the_askers_number_most_closely_leads() -> None:
     assert find_span(bands, "number", "how many days pto once I've been here 7 yrs") == ("30 days")
     assert find_span(bands, "number", "how many days after 4 years?") == "27 days a year"
     assert find_span(bands, "number", "how many days after 2 years?") == "25 days"
+
+
+# Chat made of the pieces the rules look for, in any order and number.
+_CHAT = st.lists(
+    st.sampled_from(
+        ["if ", "when ", "how long ", "before ", ", ", "do we ", "unused ", "7 yrs ", "? ", "x"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@given(st.one_of(st.text(max_size=200), _CHAT))
+def test_reading_the_asking_part_never_fails(message: str) -> None:
+    core = ask_core(message)
+    assert core == message.strip() or core in message
+    assert answer_type(message) in get_args(AnswerType)
+    QuestionAnalyzer(TextAnalyzer()).analyse(message)
+
+
+def test_a_bound_after_its_unit_is_a_band() -> None:
+    table = (
+        "Status and service | Accrual\n"
+        "Full-time, less than 3 years | 15 days per year\n"
+        "Full-time, 3 years or more | 20 days per year"
+    )
+    assert find_span(table, "number", "how much pto once they hit 3 yrs") == "20 days per year"
+    assert find_span(table, "number", "how much pto after 2 years") == "15 days per year"
