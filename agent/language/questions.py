@@ -69,7 +69,8 @@ _FRAMES = re.compile(
 # the wait is counted from or to, not an order of events, and the page states the wait
 # either way ("After 10 years of service you may take ...", "within 30 days of spending").
 _WAIT_POINT = re.compile(
-    r"\b(how\s+(?:long|soon|many\s+(?:days|weeks|months|years))\b[^?.!]*?)\s+"
+    # (the gap bounded: a message of thousands of "how long"s is read in linear time)
+    r"\b(how\s+(?:long|soon|many\s+(?:days|weeks|months|years))\b[^?.!]{0,120}?)\s+"
     r"(?:before|after|until|till)\b",
     re.I,
 )

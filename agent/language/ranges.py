@@ -31,17 +31,24 @@ _BAND = re.compile(
 # "up to 5 days" (from above). Whether the bound itself is included, as the words say.
 _FROM_BELOW = re.compile(
     rf"\b(?P<word>more than|over|greater than|above|beyond|after|at least|no less than|"
-    rf"no fewer than|a minimum of|minimum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
+    rf"no fewer than|a minimum of|minimum of|from)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
     re.I,
 )
 _PLUS = re.compile(rf"\b(?P<n>\d+(?:\.\d+)?)\+\s+{_UNIT}\b", re.I)
+# "3 years or more", "30 hours or less": the bound after the unit, itself included.
+_OR_MORE = re.compile(
+    rf"\b(?P<n>{_NUMBER})\s+{_UNIT}\s+(?:or|and)\s+(?P<word>more|longer|over|above|less|fewer|"
+    rf"under|below|shorter)\b",
+    re.I,
+)
+_BELOW_WORDS = frozenset("less fewer under below shorter".split())
 _FROM_ABOVE = re.compile(
     rf"\b(?P<word>fewer than|less than|under|below|up to|at most|no more than|within|"
     rf"a maximum of|maximum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
     re.I,
 )
 _INCLUSIVE = frozenset(
-    "at least,no less than,no fewer than,a minimum of,minimum of,up to,at most,no more than,"
+    "at least,no less than,no fewer than,a minimum of,minimum of,from,up to,at most,no more than,"
     "within,a maximum of,maximum of".split(",")
 )
 _WORD_VALUES = {
@@ -79,6 +86,20 @@ def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def tightest(asked: tuple[AskedQuantity, ...], text: str) -> tuple[float, float]:
+    """How closely `text` bounds one of `asked`, for ordering lines that all hold it:
+    (width, -low) of its narrowest band that does, smaller first. "From 7 years" bounds
+    the asker's 7 years more closely than "From 3 years" does."""
+    return min(
+        (
+            (high - low, -low)
+            for _start, _end, low, high, unit in _bands(text)
+            if any(q.unit == unit and low <= q.value <= high for q in asked)
+        ),
+        default=(float("inf"), float("inf")),
+    )
+
+
 def without_held(asked: tuple[AskedQuantity, ...], text: str) -> str:
     """`text` with every range or bound that holds one of `asked` blanked out: on the line
     "3 to 6 years of service: 20 days a year", what is left to answer "after 4 years?"."""
@@ -103,6 +124,12 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
             bands.append((m.start(), m.end(), low, float("inf"), _singular(m["unit"])))
     for m in _PLUS.finditer(text):
         bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _singular(m["unit"])))
+    for m in _OR_MORE.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            below = m["word"].casefold() in _BELOW_WORDS
+            low, high = (float("-inf"), n) if below else (n, float("inf"))
+            bands.append((m.start(), m.end(), low, high, _singular(m["unit"])))
     for m in _FROM_ABOVE.finditer(text):
         n = _value(m["n"])
         if n is not None:
@@ -128,4 +155,9 @@ def _just_below(n: float) -> float:
 
 def _singular(unit: str) -> str:
     unit = unit.casefold()
-    return unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
+    unit = unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
+    return _CHAT_UNITS.get(unit, unit)
+
+
+# How chat clips a unit ("7 yrs", "8 hrs", "2 wks"): the unit the pages write.
+_CHAT_UNITS = {"yr": "year", "hr": "hour", "wk": "week"}

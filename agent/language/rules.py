@@ -466,6 +466,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "it weighs most",
     ),
     (
+        re.compile(r"\b(\d+)\s?(?:yrs?)\b", re.I),
+        r"\1 years",
+        "'7 yrs' is chat's '7 years': a page's band ('From 7 years of service') holds it",
+    ),
+    (
+        re.compile(r"\b(\d+)\s?(?:hrs?)\b", re.I),
+        r"\1 hours",
+        "'8 hrs' is '8 hours' (only after a number: 'hr' alone is HR)",
+    ),
+    (
+        re.compile(r"\b(\d+)\s?(?:wks?)\b", re.I),
+        r"\1 weeks",
+        "'2 wks' is '2 weeks'",
+    ),
+    (
         re.compile(r"\bot\b", re.I),
         "overtime",
         "'ot' is chat's 'overtime' ('do we get paid ot?'); pages spell it out",

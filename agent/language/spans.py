@@ -15,7 +15,13 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from agent.language.questions import AnswerType
-from agent.language.ranges import AskedQuantity, asked_quantities, held, without_held
+from agent.language.ranges import (
+    AskedQuantity,
+    asked_quantities,
+    held,
+    tightest,
+    without_held,
+)
 from agent.language.rules import (
     ACTION_VERBS,
     AMOUNT_ANSWERS,
@@ -152,11 +158,13 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
     by a span other than that band (agent/language/ranges.py)."""
     quantities = asked_quantities(question)
     if quantities and "\n" in quote:
-        for line in quote.splitlines():
-            if held(quantities, line):
-                span = _first_span(without_held(quantities, line), kind, question, quantities)
-                if span:
-                    return span
+        # The line bounding the asker's number most closely first: "From 7 years" before
+        # "From 3 years" for "after 7 years".
+        lines = [line for line in quote.splitlines() if held(quantities, line)]
+        for line in sorted(lines, key=lambda line: tightest(quantities, line)):
+            span = _first_span(without_held(quantities, line), kind, question, quantities)
+            if span:
+                return span
     return _first_span(quote, kind, question, quantities)
 
 

@@ -11,10 +11,20 @@ no page says, still escalates.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import get_args
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
-from agent.language.questions import QuestionAnalyzer, answer_type, ask_core, is_negated
+from agent.language.questions import (
+    AnswerType,
+    QuestionAnalyzer,
+    answer_type,
+    ask_core,
+    chat_spelled,
+    is_negated,
+)
 from agent.language.spans import find_span
 from agent.language.typos import english
 from agent.reasoners.evidence import EvidenceScorer
@@ -238,3 +248,52 @@ async def test_leave_not_used_is_unused_leave(handbook: Built) -> None:
     found = await lead(handbook, "can I roll over annual leave I didn't use? how many days")
     assert "5 days" in (found or "")
     assert await lead(handbook, "can I roll over sick leave I didn't use? how many days") is None
+
+
+def test_chat_units_after_a_number_are_spelled_out() -> None:
+    assert chat_spelled("pto once I've been here 7 yrs?") == "pto once I've been here 7 years?"
+    assert chat_spelled("flight is 8hrs") == "flight is 8 hours"
+    assert chat_spelled("do I tell hr first?") == "do I tell hr first?"  # HR, not hours
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    (quantity,) = analyzer.analyse("how many days after 7 yrs?").quantities
+    assert quantity.unit == "year"
+
+
+def test_the_band_bounding_the_askers_number_most_closely_leads() -> None:
+    bands = (
+        "Full-time staff receive annual leave based on years of service:\n\n"
+        "- Less than 3 years of service: **25 days** a year\n"
+        "- From 3 years of service: 27 days a year\n"
+        "- From 7 years of service: **30 days** a year"
+    )
+    # "From 3 years" holds 7 years too; "From 7 years" bounds it more closely
+    assert find_span(bands, "number", "how many days pto once I've been here 7 yrs") == ("30 days")
+    assert find_span(bands, "number", "how many days after 4 years?") == "27 days a year"
+    assert find_span(bands, "number", "how many days after 2 years?") == "25 days"
+
+
+# Chat made of the pieces the rules look for, in any order and number.
+_CHAT = st.lists(
+    st.sampled_from(
+        ["if ", "when ", "how long ", "before ", ", ", "do we ", "unused ", "7 yrs ", "? ", "x"]
+    ),
+    max_size=60,
+).map("".join)
+
+
+@given(st.one_of(st.text(max_size=200), _CHAT))
+def test_reading_the_asking_part_never_fails(message: str) -> None:
+    core = ask_core(message)
+    assert core == message.strip() or core in message
+    assert answer_type(message) in get_args(AnswerType)
+    QuestionAnalyzer(TextAnalyzer()).analyse(message)
+
+
+def test_a_bound_after_its_unit_is_a_band() -> None:
+    table = (
+        "Status and service | Accrual\n"
+        "Full-time, less than 3 years | 15 days per year\n"
+        "Full-time, 3 years or more | 20 days per year"
+    )
+    assert find_span(table, "number", "how much pto once they hit 3 yrs") == "20 days per year"
+    assert find_span(table, "number", "how much pto after 2 years") == "15 days per year"
