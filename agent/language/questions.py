@@ -252,6 +252,7 @@ class QuestionAnalyzer:
         self._analyzer = analyzer
         self._stop_words = analyzer.options.stop_words
         self._light_verbs = frozenset(self._words(" ".join(sorted(LIGHT_VERBS))))
+        self._money_nouns = frozenset(self._words(" ".join(sorted(MONEY_NOUNS))))
 
     def stems(self, text: str) -> list[str]:
         """Stemmed words, accents folded ("Rély" and "Rely" are one word to a reader), and
@@ -340,7 +341,7 @@ class QuestionAnalyzer:
             scene=scene,
             quantities=asked_quantities(text),
             circumstance=frozenset(circumstance),
-            money_nouns=frozenset(self.stems(" ".join(sorted(MONEY_NOUNS)))) & set(terms),
+            money_nouns=self._money_nouns & set(terms),
         )
 
     def _name_stems(self, text: str) -> list[str]:

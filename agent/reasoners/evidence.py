@@ -143,6 +143,11 @@ class EvidenceScorer:
         self._aliases: OrderedDict[str, tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
             OrderedDict()
         )
+        # EQUIVALENT_WORDS as (words, their stems), stemmed once.
+        self._equivalents = tuple(
+            (words, tuple(next(iter(self.stems(w)), "") for w in words))
+            for words, _why in EQUIVALENT_WORDS
+        )
 
     async def score(
         self,
@@ -348,29 +353,25 @@ class EvidenceScorer:
         first) that has equivalents put as the first other one ("can I carry over
         leave" for "can I roll over leave"); "" when none has."""
         for term in missing:
-            for words, _why in EQUIVALENT_WORDS:
-                stems = [next(iter(self.stems(w)), "") for w in words]
-                if term not in stems:
-                    continue
-                other = next(w for w, s in zip(words, stems, strict=True) if s != term)
-                said = [other if term in self.stems(w) else w for w in question.split()]
-                return " ".join(said)
+            for words, stems in self._equivalents:
+                if term in stems:
+                    other = next(w for w, s in zip(words, stems, strict=True) if s != term)
+                    said = [other if term in self.stems(w) else w for w in question.split()]
+                    return " ".join(said)
         return ""
 
     def _with_equivalents(self, terms: Iterable[str]) -> frozenset[str]:
         """`terms` with the stems of every equivalent of each."""
         found = set(terms)
-        for words, _why in EQUIVALENT_WORDS:
-            stems = {next(iter(self.stems(w)), "") for w in words}
-            if stems & found:
-                found |= stems
+        for _words, stems in self._equivalents:
+            if found.intersection(stems):
+                found.update(stems)
         return frozenset(found)
 
     def _equivalent(self, term: str, vocabulary: frozenset[str]) -> str | None:
         """The first stem of `vocabulary` that is an equivalent of `term`
         (agent/language/rules.py EQUIVALENT_WORDS), or None."""
-        for words, _why in EQUIVALENT_WORDS:
-            stems = [next(iter(self.stems(w)), "") for w in words]
+        for _words, stems in self._equivalents:
             if term in stems:
                 return next((s for s in stems if s != term and s in vocabulary), None)
         return None

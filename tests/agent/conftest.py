@@ -4,7 +4,7 @@ a small made-up corpus per module that asks for it."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -156,6 +156,28 @@ async def built_from(
             yield result
     finally:
         await drop(server, name)
+
+
+def pages_source(name: str, pages: Sequence[tuple[str, str, str]]) -> StaticSource:
+    """Small Markdown pages, each (file name, title, text), as a folder's would be indexed:
+    the title as the page's heading, a link per page."""
+    return StaticSource(
+        name,
+        [
+            SourceDocument(
+                uri=uri, title=title, url=f"https://kb.test/{uri}", text=f"# {title}\n\n{text}"
+            )
+            for uri, title, text in pages
+        ],
+    )
+
+
+async def lead(built: Built, question: str) -> str | None:
+    """The span the reply leads with ("" if none), or None when it escalates."""
+    answer = await built.loop().answer(question)
+    if answer.escalate:
+        return None
+    return next((c.span for c in answer.claims if c.span), "")
 
 
 @pytest.fixture(scope="session")

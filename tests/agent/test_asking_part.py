@@ -29,11 +29,10 @@ from agent.language.spans import find_span
 from agent.language.typos import english
 from agent.reasoners.evidence import EvidenceScorer
 from agent.sentences import SentenceSplitter
-from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
-from tests.agent.conftest import Built, built_from
+from tests.agent.conftest import Built, built_from, lead, pages_source
 
 PAGES = [
     (
@@ -87,22 +86,9 @@ PAGES = [
 async def handbook(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    documents = [
-        SourceDocument(
-            uri=uri, title=title, url=f"https://kb.test/{uri}", text=f"# {title}\n\n{text}"
-        )
-        for uri, title, text in PAGES
-    ]
-    async for result in built_from(pg_server, embedder, StaticSource("ap", documents), "ap"):
+    source = pages_source("ap", PAGES)
+    async for result in built_from(pg_server, embedder, source, "ap"):
         yield result
-
-
-async def lead(built: Built, question: str) -> str | None:
-    """The span the reply leads with, or None when it escalates."""
-    answer = await built.loop().answer(question)
-    if answer.escalate:
-        return None
-    return next((c.span for c in answer.claims if c.span), "")
 
 
 def test_the_answer_type_is_read_from_the_part_that_asks() -> None:

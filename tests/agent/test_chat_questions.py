@@ -15,11 +15,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from agent.language.questions import QuestionAnalyzer, answer_type
-from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
-from tests.agent.conftest import Built, built_from
+from tests.agent.conftest import Built, built_from, lead, pages_source
 
 PAGES = [
     (
@@ -67,22 +66,9 @@ PAGES = [
 async def handbook(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    documents = [
-        SourceDocument(
-            uri=uri, title=title, url=f"https://kb.test/{uri}", text=f"# {title}\n\n{text}"
-        )
-        for uri, title, text in PAGES
-    ]
-    async for result in built_from(pg_server, embedder, StaticSource("fw", documents), "fw"):
+    source = pages_source("fw", PAGES)
+    async for result in built_from(pg_server, embedder, source, "fw"):
         yield result
-
-
-async def lead(built: Built, question: str) -> str | None:
-    """The span the reply leads with, or None when it escalates."""
-    answer = await built.loop().answer(question)
-    if answer.escalate:
-        return None
-    return next((c.span for c in answer.claims if c.span), "")
 
 
 def test_chat_spells_a_question_word_without_its_apostrophe() -> None:

@@ -15,11 +15,10 @@ import pytest
 
 from agent.language.questions import QuestionAnalyzer
 from agent.language.spans import spells_its_type
-from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
-from tests.agent.conftest import Built, built_from
+from tests.agent.conftest import Built, built_from, lead, pages_source
 
 PAGES = [
     (
@@ -66,22 +65,9 @@ PAGES = [
 async def handbook(
     pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
 ) -> AsyncIterator[Built]:
-    documents = [
-        SourceDocument(
-            uri=uri, title=title, url=f"https://kb.test/{uri}", text=f"# {title}\n\n{text}"
-        )
-        for uri, title, text in PAGES
-    ]
-    async for result in built_from(pg_server, embedder, StaticSource("oc", documents), "oc"):
+    source = pages_source("oc", PAGES)
+    async for result in built_from(pg_server, embedder, source, "oc"):
         yield result
-
-
-async def lead(built: Built, question: str) -> str | None:
-    """The span the reply leads with, or None when it escalates."""
-    answer = await built.loop().answer(question)
-    if answer.escalate:
-        return None
-    return next((c.span for c in answer.claims if c.span), "")
 
 
 def test_chat_words_are_read_as_the_pages_write_them() -> None:
