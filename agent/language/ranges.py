@@ -42,6 +42,24 @@ _OR_MORE = re.compile(
     re.I,
 )
 _BELOW_WORDS = frozenset("less fewer under below shorter".split())
+# Sums of money, the currency before the number: "$8" asked ("my drawer was $8 short")
+# is held by "more than $5" or "up to $50", as a page's thresholds for approval,
+# reporting and sign-off are written in any knowledge base.
+_SUM = r"(?P<cur>[$£€])\s?(?P<n>\d[\d,]*(?:\.\d+)?)"
+_ASKED_SUM = re.compile(rf"(?<![\w.]){_SUM}(?![\d,]*\d)")
+_SUM_FROM_BELOW = re.compile(
+    rf"\b(?P<word>more than|over|greater than|above|beyond|exceeding|in excess of|at least|"
+    rf"no less than|a minimum of|minimum of|from)\s+{_SUM}",
+    re.I,
+)
+_SUM_FROM_ABOVE = re.compile(
+    rf"\b(?P<word>less than|under|below|up to|at most|no more than|a maximum of|"
+    rf"maximum of)\s+{_SUM}",
+    re.I,
+)
+_SUM_OR_MORE = re.compile(
+    rf"{_SUM}\s+(?:or|and)\s+(?P<word>more|over|above|less|under|below)\b", re.I
+)
 _FROM_ABOVE = re.compile(
     rf"\b(?P<word>fewer than|less than|under|below|up to|at most|no more than|within|"
     rf"a maximum of|maximum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
@@ -68,11 +86,17 @@ class AskedQuantity:
 
 
 def asked_quantities(question: str) -> tuple[AskedQuantity, ...]:
-    """The quantities a question states with a unit word after them."""
-    return tuple(
+    """The quantities a question states with a unit word after them, and its sums of
+    money (the currency, "$" or "£", their unit)."""
+    found = [
         AskedQuantity(m["n"], float(m["n"]), _singular(m["unit"]))
         for m in _ASKED.finditer(question)
-    )
+    ]
+    for m in _ASKED_SUM.finditer(question):
+        value = _value(m["n"])
+        if value is not None:
+            found.append(AskedQuantity(m["n"], value, m["cur"]))
+    return tuple(found)
 
 
 def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
@@ -135,12 +159,28 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
         if n is not None:
             high = n if m["word"].casefold() in _INCLUSIVE else _just_below(n)
             bands.append((m.start(), m.end(), float("-inf"), high, _singular(m["unit"])))
+    for m in _SUM_FROM_BELOW.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            low = n if m["word"].casefold() in _INCLUSIVE else _just_above(n)
+            bands.append((m.start(), m.end(), low, float("inf"), m["cur"]))
+    for m in _SUM_FROM_ABOVE.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            high = n if m["word"].casefold() in _INCLUSIVE else _just_below(n)
+            bands.append((m.start(), m.end(), float("-inf"), high, m["cur"]))
+    for m in _SUM_OR_MORE.finditer(text):
+        n = _value(m["n"])
+        if n is not None:
+            below = m["word"].casefold() in _BELOW_WORDS
+            low, high = (float("-inf"), n) if below else (n, float("inf"))
+            bands.append((m.start(), m.end(), low, high, m["cur"]))
     return bands
 
 
 def _value(number: str) -> float | None:
     try:
-        return float(number)
+        return float(number.replace(",", ""))
     except ValueError:
         return _WORD_VALUES.get(number.casefold())
 

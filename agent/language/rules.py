@@ -466,6 +466,22 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "it weighs most",
     ),
     (
+        re.compile(r"\b(\d[\d,]*)\s?(?:quid)\b", re.I),
+        r"£\1",
+        "'800 quid' is '£800' (British chat): pages write the sign, and their thresholds "
+        "('above £500') hold the sum",
+    ),
+    (
+        re.compile(r"\b(\d[\d,]*)\s?(?:bucks|dollars)\b", re.I),
+        r"$\1",
+        "'40 bucks' is '$40' as pages write it ('pounds' is left: a weight as often)",
+    ),
+    (
+        re.compile(r"\b(\d[\d,]*)\s?(?:euros)\b", re.I),
+        r"€\1",
+        "'50 euros' is '€50' as pages write it",
+    ),
+    (
         re.compile(r"\b(\d+)\s?(?:yrs?)\b", re.I),
         r"\1 years",
         "'7 yrs' is chat's '7 years': a page's band ('From 7 years of service') holds it",
@@ -538,5 +554,6 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
 
 # --- Nouns that name a sum of money paid to staff: a unit stating an amount with its
 # currency ("a wellness stipend of $60 per month, for a gym") carries any of them, as
-# pages name the same payment by any ("is there a gym reimbursement?").
-MONEY_NOUNS = frozenset("reimbursement stipend allowance subsidy".split())
+# pages name the same payment by any ("is there a gym reimbursement?"). A "budget" is
+# such a sum too: "the CPD budget" is the "CPD allowance: £1,200" a page states.
+MONEY_NOUNS = frozenset("reimbursement stipend allowance subsidy budget".split())

@@ -195,11 +195,16 @@ _REFINED_KINDS = {"number": "$5, 5 percent", "date": "at 9:00 am"}
 
 def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
     """Whether a refinement applies to a question asking for `kind`: it narrows that kind,
-    or the kind is open. "When is salary paid?" names salary as its topic but asks for a
-    date ("monthly"), which no amount of money answers. A yes or no is never narrowed:
+    or the kind is open (an entity); a person, a place, a contact or steps it does not.
+    "When is salary paid?" names salary as its topic but asks for a date ("monthly"),
+    which no amount of money answers. A yes or no is never narrowed:
     "does the studio cover the fee?" is answered by "there is no fee" as by "50% of the
     fee", neither of which is written with a currency."""
     if kind == "yes_no":
+        return False
+    if kind != "entity" and kind not in _REFINED_KINDS:
+        # "who signs off a course that costs £800?" asks for a person: the sum is its
+        # condition, and no name or role is written with a currency.
         return False
     example = _REFINED_KINDS.get(kind)
     return example is None or bool(refined.search(example))

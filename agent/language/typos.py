@@ -63,13 +63,21 @@ def clipped(word: str, vocabulary: frozenset[str]) -> str | None:
     stands for. Only when every word of `vocabulary` it begins is one family (each
     begins with the shortest: "certif", "certifi"), and only for a clip of 4 letters or
     more that keeps at least half of that word: a short prefix ("pen", the stem of
-    "pens") begins words of many families ("pension", "penalty")."""
+    "pens") begins words of many families ("pension", "penalty"). The doer of a verb
+    ("driver" for "drive", "user" for "use") is another word, which the asker did not
+    write; an irregular form ("drawn" for "draw") is the same word."""
     if len(word) < 4 or any(c.isdigit() for c in word):
         return None
-    longer = sorted((v for v in vocabulary if v.startswith(word) and v != word), key=len)
+    longer = sorted(
+        (v for v in vocabulary if v.startswith(word) and v[len(word) :] not in _DOER), key=len
+    )
     if not longer or 2 * len(word) < len(longer[0]):
         return None
     return longer[0] if all(v.startswith(longer[0]) for v in longer) else None
+
+
+# What a clipped word may not be missing: "" (the word itself) and the suffix of the doer.
+_DOER = frozenset({"", "r", "er"})
 
 
 def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str] | None:
@@ -82,6 +90,21 @@ def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str]
     for i in range(3, len(word) - 3):
         if is_word(word[:i]) and is_word(word[i:]):
             return word[:i], word[i:]
+    return None
+
+
+def written_as_two(word: str, text: str) -> tuple[str, str] | None:
+    """The two words `text` writes side by side ("on-call", "help desk") that the asker
+    wrote as one `word` ("oncall", "helpdesk"), however short the first: the pages
+    writing them together is the evidence, so no dictionary is needed. None if `text`
+    never does, or `word` is shorter than six letters."""
+    word = word.casefold()
+    if len(word) < 6 or not word.isalpha():
+        return None
+    for i in range(2, len(word) - 2):
+        first, second = word[:i], word[i:]
+        if re.search(rf"\b{first}[\s-]{second}\b", text, re.IGNORECASE):
+            return first, second
     return None
 
 

@@ -50,6 +50,7 @@ from agent.language.typos import (
     english,
     split_alphanumeric,
     split_compound,
+    written_as_two,
 )
 from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
@@ -175,7 +176,10 @@ class EvidenceScorer:
         naming one anywhere stands in too. `read`
         are the other passages read with these (a page named by the evidence is scored
         alone, but read among them)."""
-        question = self._spelled_as_read(self.without_particulars(question), (*passages, *read))
+        question = self.spelled_as_read(
+            self.without_particulars(question),
+            [f"{p.title}\n{p.text}" for p in (*passages, *read)],
+        )
         weights = self.weights(question.terms)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
         # on every page read, so a page scored alone ("Advanced sick leave", linked from
@@ -281,14 +285,11 @@ class EvidenceScorer:
             return question
         return dataclasses.replace(question, context=question.context | aside)
 
-    def _spelled_as_read(
-        self, question: QuestionAnalysis, passages: Sequence[Passage]
-    ) -> QuestionAnalysis:
-        """The question with its typos replaced by the passages' own words (agent/language/
-        typos.py): "credit hourz" covers "credit hours"."""
-        vocabulary = frozenset().union(
-            *(self.stems(p.text) | self.stems(p.title) for p in passages)
-        )
+    def spelled_as_read(self, question: QuestionAnalysis, texts: Sequence[str]) -> QuestionAnalysis:
+        """The question with its typos replaced by the words of the `texts` read (each a
+        passage's title and text, agent/language/typos.py): "credit hourz" covers
+        "credit hours"."""
+        vocabulary = frozenset().union(*(self.stems(t) for t in texts))
         # A name ("Calendly") is written as meant: never "corrected" into a word the pages
         # have ("calendar"); nor is a word the knowledge base has elsewhere.
         # Nor is a word read as context ("fail" in "if I fail part 2, ..."): a page need
@@ -302,30 +303,42 @@ class EvidenceScorer:
         unknown = [t for t in unread if t not in known]
         # A word of the language is written as meant ("parental" is no typo of "part",
         # nor "fail" of "fall"), or as another form of a page's word: one edit past the
-        # four letters they share ("forgot" is the "forget" a page writes).
+        # four letters they share, a letter changed ("forgot" is the "forget" a page
+        # writes); a letter added makes another word of the family ("driver", "drive").
         words = {s for w in WORD.findall(question.text) if english(w) for s in self.stems(w)}
         fixes = corrections([t for t in unknown if t not in words], vocabulary)
         fixes |= {
             t: fix
             for t, fix in corrections([t for t in unknown if t in words], vocabulary).items()
-            if len(t) > 4 and fix[:4] == t[:4] and edit_distance(t, fix, 1) <= 1
+            if len(t) > 4
+            and len(fix) == len(t)
+            and fix[:4] == t[:4]
+            and edit_distance(t, fix, 1) <= 1
         }
         # A clipped word ("certs" for "certifications") stands for the word it begins (h22).
         for term in unknown:
             whole = None if term in fixes else clipped(term, vocabulary)
             if whole:
                 fixes[term] = whole
-        # A word the pages write as two ("under-performing") stands for its second part.
+        # A word the pages write as two ("under-performing") stands for its second part,
+        # split as the asker wrote it (the stem of "oncall" is "oncal", no split of which
+        # the pages have).
+        written = {t: w.casefold() for w in WORD.findall(question.text) for t in self.stems(w)}
         for term in unknown:
-            parts = None if term in fixes else split_compound(term, self._part_of(vocabulary))
-            if parts:  # "underperform" is said of the "perform" the pages have
-                fixes[term] = next(iter(self.stems(parts[1])))
+            word = written.get(term, term)
+            parts = None if term in fixes else split_compound(word, self._part_of(vocabulary))
+            # However short its first part, if the pages write the two side by side
+            # ("on-call" for "oncall", "help desk" for "helpdesk").
+            parts = parts or (None if term in fixes else written_as_two(word, "\n".join(texts)))
+            stems = self.stems(parts[1]) or self.stems(parts[0]) if parts else frozenset()
+            if stems:  # "underperform" is said of the "perform" the pages have
+                fixes[term] = next(iter(stems))
         # A letters-and-digits word ("bsl2", "401k") stands for the part the pages write
         # apart from the other ("BSL-2", "401(k)"): a name too, written as meant but run
         # together ("BSL2").
         run_together = [t for t in question.terms if t not in vocabulary and t not in fixes]
         known_too = self._corpus_terms.known(run_together) if self._corpus_terms else set()
-        sequences = [self._sequence(f"{p.title}\n{p.text}") for p in passages]
+        sequences = [self._sequence(t) for t in texts]
 
         def written_apart(parts: list[str]) -> bool:
             wanted = self._sequence(" ".join(parts))
@@ -570,6 +583,11 @@ class EvidenceScorer:
             question.negated and question.answer_type != "yes_no" and not is_negated(unit.text)
         )
         span = find_span(unit.text, question.answer_type, question.text)
+        if not span and question.answer_type == "yes_no" and _states_all(terms, own, self):
+            # "do new grads get any extra cpd days?" "New graduates get an extra 2 paid
+            # CPD days in their first year.": a sentence that says, in its own words,
+            # every key term of a yes/no question states the yes (or, negated, the no).
+            span = unit.text
         where = f"{unit.text}\n{' > '.join(chunk.heading_path)}\n{section}\n{passage.title}"
         # Answered only by a span of the asked type, in a context meeting the question's
         # qualifiers ("monthly maximum", "part-time").
@@ -591,8 +609,10 @@ class EvidenceScorer:
             coverage = self.share(terms, covered, names, weights)
             reach = self.share(terms, covered, names, {})
         money = question.money_nouns & terms - covered
-        if typed and money and _CURRENCY.search(span):
-            # "a wellness stipend of $60 per month" is the gym reimbursement asked about.
+        if typed and money and _CURRENCY.search(span) and terms - covered <= money:
+            # "a wellness stipend of $60 per month" is the gym reimbursement asked about:
+            # an amount of what the question names, every other word of it said ("$195
+            # per person" for recruiting is no "training budget per person").
             covered |= money
             coverage = self.share(terms, covered, names, weights)
             reach = self.share(terms, covered, names, {})
@@ -751,6 +771,12 @@ def _other_kind(
         and words[i - 1] not in asked
         for i, w in enumerate(words)
     )
+
+
+def _states_all(terms: frozenset[str], own: frozenset[str], scorer: EvidenceScorer) -> bool:
+    """Whether a unit's `own` words hold every one of two or more key `terms` (an
+    equivalent a page uses standing for its word)."""
+    return len(terms) >= 2 and terms <= own | scorer.read_in(terms - own, own)
 
 
 def _another_count(asked: tuple[str | None, ...], words: tuple[str | None, ...]) -> bool:

@@ -264,6 +264,12 @@ class ExtractiveReasoner:
             analysis = self._analysis(state, index)
             terms = analysis.key_terms
             found = _two_documents(state.evidence_for(index), terms)
+            # The question's typos read as the quotes write them, as the scorer read them
+            # when it judged each ("new grads" is the quotes' "new graduates").
+            if found:
+                read = [f"{e.title}\n{e.section}\n{e.quote}" for e in found]
+                analysis = self._scorer.spelled_as_read(analysis, read)
+                terms = analysis.key_terms
             covered = frozenset().union(*(e.covered for e in found)) if found else frozenset()
             # As the scorer judges a unit: a light verb no quote has is not held against
             # them ("who gets paged?" answered by "escalates to the secondary").
