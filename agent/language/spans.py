@@ -312,7 +312,17 @@ _MONEY_OR_SHARE = re.compile(r"[$€£%]|\b(?:percent|dollars?|euros?|pounds?)\b
 
 
 def _dates(quote: str, question: str) -> list[str]:
-    return [m.group() for m in _DATE.finditer(quote)]
+    found = [m.group() for m in _DATE.finditer(quote)]
+    # "when should I do a safe drop?" is answered by the occasion: "When a drawer holds
+    # more than $500 in bills, call the shift lead for a safe drop." (not "how long")
+    occasion = _OCCASION.match(quote.strip()) if _ASKS_WHEN.search(question) else None
+    return [*found, occasion.group(1)] if occasion else found
+
+
+_ASKS_WHEN = re.compile(r"^\W*(?:\w+\W+){0,3}?when\b", re.I)
+_OCCASION = re.compile(
+    r"^((?:when|whenever|once|as soon as|every time|each time)\b[^,;.]{3,}?),", re.I
+)
 
 
 def _contacts(quote: str, question: str) -> list[str]:
@@ -435,7 +445,7 @@ def _organisations(quote: str, question: str) -> list[str]:
 
 def _places(quote: str, question: str) -> list[str]:
     where = re.finditer(
-        r"\b(?:in|at|on|from|to|via|through|under)\s+((?:the\s+)?(?:[\w’'-]+\s+){0,3}"
+        r"\b(?:in|at|on|from|to|via|through|under)\s+((?:the\s+)?(?:[\w’'-]+\s+){0,5}"
         r"(?:page|site|website|portal|app|folder|drive|tab|form|system|channel|office|room|"
         r"floor|building|wiki|handbook|repository|repo|tool|menu|section|directory|"
         # the places of a workplace a person walks to ("at reception", "in the basement
@@ -490,20 +500,29 @@ def _instructs(clause: str) -> bool:
     if condition is None:
         return False
     first = condition.group(1)
-    return first.islower() and first.casefold() not in SUBJECT_OPENERS
+    # A verb of command is bare: "employees" and "applies" open a subject or a statement
+    # ("To qualify, employees must …"); "press" and "access" are bare all the same.
+    bare = not first.endswith("s") or first.endswith("ss")
+    return first.islower() and bare and first.casefold() not in SUBJECT_OPENERS
 
 
 # "If you …, do …": a condition, then the main clause's first word.
 _CONDITION = re.compile(
-    r"^(?:if|when|whenever|once|before|after|unless)\b[^,;.]{3,}?,\s+(\w+)", re.I
+    # a condition, or the purpose a step serves ("To roll back, run …")
+    r"^(?:if|when|whenever|once|before|after|unless|to)\b[^,;.]{3,}?,\s+(\w+)",
+    re.I,
 )
 
 
 def _steps(quote: str, question: str) -> list[str]:
-    """The lead-in of a list of steps, or the clause a step's verb opens."""
+    """The lead-in of a list of steps, or the clause a step's verb opens: after its
+    condition or purpose too ("To roll back, run atlas rollback"), whatever its verb."""
     found = []
     if _LIST_ITEM.search(quote):
         found.append(quote.strip())  # the steps or items, quoted with their lead-in
+    opened = _CONDITION.match(quote.strip())
+    if opened and _instructs(quote.strip()):
+        found.append(_clauses(quote.strip()[opened.start(1) :])[0])
     for clause in _clauses(quote):
         words = clause.split()
         for i, word in enumerate(words[:8]):

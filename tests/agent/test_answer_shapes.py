@@ -1,0 +1,44 @@
+"""Answers of the asked type written as pages write them (issue 24): a step after the
+purpose it serves ("To roll back, run …"), a meeting point far along a phrase ("at the
+far end of the parking lot"), and the occasion that answers "when should I …?" ("When a
+drawer holds more than $500, …"). Each has a twin that is no answer of the type.
+"""
+
+from __future__ import annotations
+
+from agent.language.spans import find_span
+
+_ROLLBACK = (
+    "To roll back, run atlas rollback <service>; the previous version is restored in "
+    "about four minutes."
+)
+_DROP = "When a drawer holds more than $500 in bills, call the shift lead for a safe drop."
+
+
+def test_a_step_after_the_purpose_it_serves() -> None:
+    assert find_span(_ROLLBACK, "procedure", "How do I roll back a deploy?") == (
+        "run atlas rollback <service>"
+    )
+    # a subject after the purpose makes a statement, not a step
+    assert find_span("To qualify, employees must work 20 hours.", "procedure", "how?") == ""
+    assert find_span("To date, we have hired 40 people.", "procedure", "how do I hire?") == ""
+
+
+def test_a_place_far_along_its_phrase() -> None:
+    quote = (
+        "If the fire alarm sounds, stop sales, guide customers out through the nearest "
+        "exit and meet at the far end of the parking lot."
+    )
+    assert find_span(quote, "place", "fire alarm goes off, where do we meet?") == (
+        "the far end of the parking lot"
+    )
+
+
+def test_the_occasion_answers_when() -> None:
+    assert find_span(_DROP, "date", "when should I do a safe drop?") == (
+        "When a drawer holds more than $500 in bills"
+    )
+    # a duration is no occasion, and a condition is no time
+    assert find_span(_DROP, "date", "how long does a safe drop take?") == ""
+    conditional = _DROP.replace("When", "If")
+    assert find_span(conditional, "date", "when should I do a safe drop?") == ""
