@@ -84,6 +84,12 @@ class EvidenceOptions:
     paraphrase_similarity: float = 0.6
     # Key terms weighted by their rarity in the knowledge base (see `weights`).
     rarity_weights: bool = True
+    # A word no page has stands for a word of the passages read that embeds at least
+    # this close to it alone ("tries" for "attempts", "bike" for "bicycles"): measured
+    # on the check sets' words, synonyms sat at 0.79-0.88 and the siblings a near miss
+    # asks about at 0.77 and below ("weekend"/"weekday", "breakfast"/"lunch"); see
+    # bench/results/answer_eval.md.
+    synonym_similarity: float = 0.8
     # Units per sub-question embedded and kept after lexical ranking.
     shortlist: int = 8
 
@@ -144,6 +150,9 @@ class EvidenceScorer:
         self._aliases: OrderedDict[str, tuple[tuple[frozenset[str], frozenset[str]], ...]] = (
             OrderedDict()
         )
+        # Words no page has, each with the word of the passages last read that stands
+        # for it (None when none embeds close enough): see `_read_synonyms`.
+        self._said_as: OrderedDict[str, str | None] = OrderedDict()
         # EQUIVALENT_WORDS as (words, their stems), stemmed once.
         self._equivalents = tuple(
             (words, tuple(next(iter(self.stems(w)), "") for w in words))
@@ -176,10 +185,10 @@ class EvidenceScorer:
         naming one anywhere stands in too. `read`
         are the other passages read with these (a page named by the evidence is scored
         alone, but read among them)."""
-        question = self.spelled_as_read(
-            self.without_particulars(question),
-            [f"{p.title}\n{p.text}" for p in (*passages, *read)],
-        )
+        question = self.without_particulars(question)
+        texts = [f"{p.title}\n{p.text}" for p in (*passages, *read)]
+        await self._read_synonyms(question, texts)
+        question = self.spelled_as_read(question, texts)
         weights = self.weights(question.terms)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
         # on every page read, so a page scored alone ("Advanced sick leave", linked from
@@ -285,6 +294,54 @@ class EvidenceScorer:
             return question
         return dataclasses.replace(question, context=question.context | aside)
 
+    def _unknown(self, question: QuestionAnalysis, vocabulary: frozenset[str]) -> list[str]:
+        """The question's terms that neither the `vocabulary` read nor the knowledge base
+        has, names and context aside (what a typo, a clip or a synonym may stand for)."""
+        unread = [
+            t
+            for t in question.terms
+            if t not in vocabulary and t not in question.names and t not in question.context
+        ]
+        known = self._corpus_terms.known(unread) if self._corpus_terms else set()
+        return [t for t in unread if t not in known]
+
+    async def _read_synonyms(self, question: QuestionAnalysis, texts: Sequence[str]) -> None:
+        """Remember, for each word of the question that no page has, the word of `texts`
+        that embeds closest to it alone, if close enough to be the same thing said
+        otherwise ("bike" for "bicycles", "tries" for "attempts"). A word's vector is
+        embedded once and kept (agent/sentence_vectors.py), and a question every word of
+        which the pages have embeds nothing here."""
+        vocabulary = frozenset().union(*(self.stems(t) for t in texts))
+        unknown = set(self._unknown(question, vocabulary))
+        asked = list(
+            dict.fromkeys(
+                w.casefold()
+                for w in WORD.findall(question.text)
+                if w.isalpha() and len(w) > 2 and set(self.stems(w)) & unknown
+            )
+        )
+        if not asked:
+            return
+        words = sorted(
+            {
+                w.casefold()
+                for t in texts
+                for w in WORD.findall(t)
+                if w.isalpha() and len(w) > 2 and self.stems(w)
+            }
+        )
+        if not words:
+            return
+        vectors = await self._vectors.vectors([*asked, *words])
+        closeness = np.asarray(vectors[: len(asked)] @ vectors[len(asked) :].T)
+        for word, row in zip(asked, closeness, strict=True):
+            best = int(row.argmax())
+            close = float(row[best]) >= self._options.synonym_similarity
+            self._said_as[word] = words[best] if close else None
+            self._said_as.move_to_end(word)
+        while len(self._said_as) > 10_000:
+            self._said_as.popitem(last=False)
+
     def spelled_as_read(self, question: QuestionAnalysis, texts: Sequence[str]) -> QuestionAnalysis:
         """The question with its typos replaced by the words of the `texts` read (each a
         passage's title and text, agent/language/typos.py): "credit hourz" covers
@@ -294,13 +351,7 @@ class EvidenceScorer:
         # have ("calendar"); nor is a word the knowledge base has elsewhere.
         # Nor is a word read as context ("fail" in "if I fail part 2, ..."): a page need
         # not have it, so there is no typo of a page's word to mend ("fall").
-        unread = [
-            t
-            for t in question.terms
-            if t not in vocabulary and t not in question.names and t not in question.context
-        ]
-        known = self._corpus_terms.known(unread) if self._corpus_terms else set()
-        unknown = [t for t in unread if t not in known]
+        unknown = self._unknown(question, vocabulary)
         # A word of the language is written as meant ("parental" is no typo of "part",
         # nor "fail" of "fall"), or as another form of a page's word: one edit past the
         # four letters they share, a letter changed ("forgot" is the "forget" a page
@@ -332,6 +383,13 @@ class EvidenceScorer:
             parts = parts or (None if term in fixes else written_as_two(word, "\n".join(texts)))
             stems = self.stems(parts[1]) or self.stems(parts[0]) if parts else frozenset()
             if stems:  # "underperform" is said of the "perform" the pages have
+                fixes[term] = next(iter(stems))
+        # A word no page has stands for the word of the pages it embeds closest to, when
+        # that is the same thing said otherwise ("bike" for the pages' "bicycles").
+        for term in unknown:
+            synonym = None if term in fixes else self._said_as.get(written.get(term, ""))
+            stems = self.stems(synonym) if synonym else frozenset()
+            if stems and stems <= vocabulary:
                 fixes[term] = next(iter(stems))
         # A letters-and-digits word ("bsl2", "401k") stands for the part the pages write
         # apart from the other ("BSL-2", "401(k)"): a name too, written as meant but run

@@ -54,6 +54,11 @@ PAGES = [
         "£500 also needs sign-off from the Finance Director.",
     ),
     (
+        "office.md",
+        "The office",
+        "Bicycles can be parked in the basement garage, next to the lifts.",
+    ),
+    (
         "laptops.md",
         "Laptops",
         "IT issues every new starter a laptop on their first day, and vets a tablet for "
@@ -186,3 +191,12 @@ async def test_who_signs_off_depends_on_the_sum(handbook: Built) -> None:
     assert above == "the Finance Director"
     below = await lead(handbook, "who needs to sign off a course that costs about 300 quid?")
     assert below == "The office manager"
+
+
+async def test_a_word_no_page_has_is_read_as_the_same_thing_said_otherwise(
+    handbook: Built,
+) -> None:
+    # "bike" embeds as close to the page's "bicycles" as a spelling; "motorbike" is
+    # another vehicle, as far from it as the siblings a near miss asks about
+    assert await lead(handbook, "Where can I park my bike?") == "the basement garage"
+    assert await lead(handbook, "Where can I park my motorbike?") is None
