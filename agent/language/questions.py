@@ -76,7 +76,10 @@ _WAIT_POINT = re.compile(
 )
 # "how do pro deals work?", "how does the pension work?" ask for a description; "work"
 # says how it is asked, not what about (the page says "you may buy gear at cost").
-_HOW_IT_WORKS = re.compile(r"^(\s*how\s+(?:do|does|did)\b.+?)\s+works?\s*\??\s*$", re.I)
+_HOW_IT_WORKS = re.compile(
+    r"^(\s*how\s+(?:do|does|did)\b.+?)\s+works?\b((?:\s+(?:for|at|in|with)\b.*?)?)\s*\??\s*$",
+    re.I,
+)
 # "come out", "go over": a light verb's particle is part of the verb (agent/language/rules.py).
 _LIGHT_VERB_PARTICLE = re.compile(
     rf"\b({'|'.join(sorted(LIGHT_VERBS))})\s+(?:{'|'.join(sorted(LIGHT_VERB_PARTICLES))})\b",
@@ -162,6 +165,12 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"region|continent|county|province|island|river))\b",
             re.I,
         ),
+    ),
+    (
+        # "how do pro deals work?", "how does vacation work for part-timers?" ask what
+        # the thing is and how it runs, which a page describes: no steps to follow
+        "definition",
+        re.compile(r"^\W*how (?:do|does|did) .+? works?\b(?:\s+(?:for|at|in|with)\b.*)?\W*$", re.I),
     ),
     (
         "procedure",
@@ -285,7 +294,7 @@ class QuestionAnalyzer:
 
     def analyse(self, question: str) -> QuestionAnalysis:
         text = chat_spelled(" ".join(question.split()))
-        content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1", text))
+        content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1\2", text))
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]

@@ -6,7 +6,9 @@ drawer holds more than $500, …"). Each has a twin that is no answer of the typ
 
 from __future__ import annotations
 
+from agent.language.questions import QuestionAnalyzer, answer_type
 from agent.language.spans import find_span
+from store.text_analysis import TextAnalyzer
 
 _ROLLBACK = (
     "To roll back, run atlas rollback <service>; the previous version is restored in "
@@ -42,3 +44,13 @@ def test_the_occasion_answers_when() -> None:
     assert find_span(_DROP, "date", "how long does a safe drop take?") == ""
     conditional = _DROP.replace("When", "If")
     assert find_span(conditional, "date", "when should I do a safe drop?") == ""
+
+
+def test_how_a_thing_works_asks_for_a_description() -> None:
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    for asked in ("how do pro deals work", "how does vacation work for part-timers?"):
+        assert answer_type(asked) == "definition"
+        assert "work" not in analyzer.analyse(asked).key_terms
+    # working is the topic, and steps are asked for
+    assert answer_type("how do I work from home?") == "procedure"
+    assert "work" in analyzer.analyse("how do I work from home?").key_terms
