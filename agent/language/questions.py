@@ -141,7 +141,11 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:how (?:many|much|long|old|far|big|large|tall|high|often|fast|deep|wide|"
             r"heavy)|what (?:number|percentage|percent|amount|proportion|fraction|size|"
-            r"population|age|rate|cost|price|fee)|"
+            r"population|age|rate|cost|price|fee|"
+            # a measure asked by its name ("what temp should the ovens be set at?") is a
+            # number with its unit, never "checked every month"
+            r"temperature|temp|weight|height|length|distance|speed|capacity|volume|depth|"
+            r"width)|"
             r"what(?:'s| is) the (?:\w+ )?(?:number|amount|percentage|population|size|max|"
             r"maximum|min|minimum|limit|cap|rate|cost|price|fee|reimbursement|allowance)|"
             r"how much|how many)\b",

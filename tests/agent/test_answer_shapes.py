@@ -54,3 +54,12 @@ def test_how_a_thing_works_asks_for_a_description() -> None:
     # working is the topic, and steps are asked for
     assert answer_type("how do I work from home?") == "procedure"
     assert "work" in analyzer.analyse("how do I work from home?").key_terms
+
+
+def test_a_measure_asked_by_its_name_is_a_number() -> None:
+    asked = "what temp shoud the drying ovens be set at"
+    assert answer_type(asked) == "number"
+    # a check's schedule is no temperature
+    assert find_span("Drying ovens: temperature checked every month.", "number", asked) == ""
+    assert find_span("Drying ovens are set to 110 degrees.", "number", asked).startswith("110")
+    assert answer_type("what time do the ovens switch off?") == "date"
