@@ -272,6 +272,13 @@ ROLE_NOUNS = frozenset(
     counsel ombudsman steward stewards sponsor sponsors buddy mentor committee board
     desk hr""".split()
 )
+# Nouns naming a thing people use, not a person: a name right before one ("the Atlas
+# pipeline", "the Workday portal") names a system, whoever a "who" question asks for.
+THING_NOUNS = frozenset(
+    """pipeline system tool app application portal platform service site website form
+    page channel software dashboard database server network queue board repository repo
+    wiki drive folder account workflow ledger module plugin api bot""".split()
+)
 # Words before a role noun that belong to the role ("immediate supervisor").
 ROLE_MODIFIERS = frozenset(
     """immediate direct first-line second-line line hiring program project product team

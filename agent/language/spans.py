@@ -43,6 +43,7 @@ from agent.language.rules import (
     ROLE_NOUNS,
     STARTS,
     SUBJECT_OPENERS,
+    THING_NOUNS,
     TIME_UNITS,
     WEEKDAYS,
     Qualifier,
@@ -346,10 +347,18 @@ def _people(quote: str, question: str) -> list[str]:
     October": a month is capitalised in any English text, a person it is not)."""
     plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
     dates = [m.span() for m in _DATE.finditer(plain)]
+
+    def names_a_thing(start: int, name: str) -> bool:
+        # "the Atlas pipeline": a name before a noun of a thing names that thing
+        after = plain[start + len(name) :].split(maxsplit=1)[:1]
+        return bool(after) and after[0].strip(".,;:!?").casefold() in THING_NOUNS
+
     return [
         name
         for before, start, name in _placed_names(quote)
-        if before not in LOCATIVE_PREPOSITIONS and not any(a <= start < b for a, b in dates)
+        if before not in LOCATIVE_PREPOSITIONS
+        and not any(a <= start < b for a, b in dates)
+        and not names_a_thing(start, name)
     ]
 
 

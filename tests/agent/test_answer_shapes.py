@@ -63,3 +63,11 @@ def test_a_measure_asked_by_its_name_is_a_number() -> None:
     assert find_span("Drying ovens: temperature checked every month.", "number", asked) == ""
     assert find_span("Drying ovens are set to 110 degrees.", "number", asked).startswith("110")
     assert answer_type("what time do the ovens switch off?") == "date"
+
+
+def test_a_name_before_a_thing_names_the_thing() -> None:
+    asked = "Who approves a deploy during the December freeze?"
+    assert find_span("Production deploys happen through the Atlas pipeline.", "person", asked) == ""
+    assert find_span("Deploys in the freeze are approved by Mirela Voss.", "person", asked) == (
+        "Mirela Voss"
+    )
