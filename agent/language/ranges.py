@@ -141,41 +141,30 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
         low, high = _value(m["low"]), _value(m["high"])
         if low is not None and high is not None and low < high:
             bands.append((m.start(), m.end(), low, high, _singular(m["unit"])))
-    for m in _FROM_BELOW.finditer(text):
+    for m in (*_FROM_BELOW.finditer(text), *_SUM_FROM_BELOW.finditer(text)):
         n = _value(m["n"])
         if n is not None:
             low = n if m["word"].casefold() in _INCLUSIVE else _just_above(n)
-            bands.append((m.start(), m.end(), low, float("inf"), _singular(m["unit"])))
+            bands.append((m.start(), m.end(), low, float("inf"), _unit_of(m)))
     for m in _PLUS.finditer(text):
-        bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _singular(m["unit"])))
-    for m in _OR_MORE.finditer(text):
+        bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _unit_of(m)))
+    for m in (*_OR_MORE.finditer(text), *_SUM_OR_MORE.finditer(text)):
         n = _value(m["n"])
         if n is not None:
             below = m["word"].casefold() in _BELOW_WORDS
             low, high = (float("-inf"), n) if below else (n, float("inf"))
-            bands.append((m.start(), m.end(), low, high, _singular(m["unit"])))
-    for m in _FROM_ABOVE.finditer(text):
+            bands.append((m.start(), m.end(), low, high, _unit_of(m)))
+    for m in (*_FROM_ABOVE.finditer(text), *_SUM_FROM_ABOVE.finditer(text)):
         n = _value(m["n"])
         if n is not None:
             high = n if m["word"].casefold() in _INCLUSIVE else _just_below(n)
-            bands.append((m.start(), m.end(), float("-inf"), high, _singular(m["unit"])))
-    for m in _SUM_FROM_BELOW.finditer(text):
-        n = _value(m["n"])
-        if n is not None:
-            low = n if m["word"].casefold() in _INCLUSIVE else _just_above(n)
-            bands.append((m.start(), m.end(), low, float("inf"), m["cur"]))
-    for m in _SUM_FROM_ABOVE.finditer(text):
-        n = _value(m["n"])
-        if n is not None:
-            high = n if m["word"].casefold() in _INCLUSIVE else _just_below(n)
-            bands.append((m.start(), m.end(), float("-inf"), high, m["cur"]))
-    for m in _SUM_OR_MORE.finditer(text):
-        n = _value(m["n"])
-        if n is not None:
-            below = m["word"].casefold() in _BELOW_WORDS
-            low, high = (float("-inf"), n) if below else (n, float("inf"))
-            bands.append((m.start(), m.end(), low, high, m["cur"]))
+            bands.append((m.start(), m.end(), float("-inf"), high, _unit_of(m)))
     return bands
+
+
+def _unit_of(match: re.Match[str]) -> str:
+    """A bound's unit: the currency of a sum ("over $5"), else the word after its number."""
+    return match.groupdict().get("cur") or _singular(match["unit"])
 
 
 def _value(number: str) -> float | None:

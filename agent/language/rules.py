@@ -473,18 +473,18 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "it weighs most",
     ),
     (
-        re.compile(r"\b(\d[\d,]*)\s?(?:quid)\b", re.I),
+        re.compile(r"(?<![\d,])\b(\d[\d,]*)\s?(?:quid)\b", re.I),
         r"£\1",
         "'800 quid' is '£800' (British chat): pages write the sign, and their thresholds "
         "('above £500') hold the sum",
     ),
     (
-        re.compile(r"\b(\d[\d,]*)\s?(?:bucks|dollars)\b", re.I),
+        re.compile(r"(?<![\d,])\b(\d[\d,]*)\s?(?:bucks|dollars)\b", re.I),
         r"$\1",
         "'40 bucks' is '$40' as pages write it ('pounds' is left: a weight as often)",
     ),
     (
-        re.compile(r"\b(\d[\d,]*)\s?(?:euros)\b", re.I),
+        re.compile(r"(?<![\d,])\b(\d[\d,]*)\s?(?:euros)\b", re.I),
         r"€\1",
         "'50 euros' is '€50' as pages write it",
     ),

@@ -641,7 +641,7 @@ class EvidenceScorer:
             question.negated and question.answer_type != "yes_no" and not is_negated(unit.text)
         )
         span = find_span(unit.text, question.answer_type, question.text)
-        if not span and question.answer_type == "yes_no" and _states_all(terms, own, self):
+        if not span and question.answer_type == "yes_no" and self._states_all(terms, own):
             # "do new grads get any extra cpd days?" "New graduates get an extra 2 paid
             # CPD days in their first year.": a sentence that says, in its own words,
             # every key term of a yes/no question states the yes (or, negated, the no).
@@ -701,6 +701,11 @@ class EvidenceScorer:
             span=span if typed else "",
             reach=reach,
         )
+
+    def _states_all(self, terms: frozenset[str], own: frozenset[str]) -> bool:
+        """Whether a unit's `own` words hold every one of two or more key `terms` (an
+        equivalent a page uses standing for its word)."""
+        return len(terms) >= 2 and terms <= own | self.read_in(terms - own, own)
 
     def _held(self, question: QuestionAnalysis, text: str) -> frozenset[str]:
         """Stems of the question's quantities that a range or bound in `text` holds."""
@@ -829,12 +834,6 @@ def _other_kind(
         and words[i - 1] not in asked
         for i, w in enumerate(words)
     )
-
-
-def _states_all(terms: frozenset[str], own: frozenset[str], scorer: EvidenceScorer) -> bool:
-    """Whether a unit's `own` words hold every one of two or more key `terms` (an
-    equivalent a page uses standing for its word)."""
-    return len(terms) >= 2 and terms <= own | scorer.read_in(terms - own, own)
 
 
 def _another_count(asked: tuple[str | None, ...], words: tuple[str | None, ...]) -> bool:

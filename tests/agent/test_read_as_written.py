@@ -200,3 +200,11 @@ async def test_a_word_no_page_has_is_read_as_the_same_thing_said_otherwise(
     # another vehicle, as far from it as the siblings a near miss asks about
     assert await lead(handbook, "Where can I park my bike?") == "the basement garage"
     assert await lead(handbook, "Where can I park my motorbike?") is None
+
+
+def test_a_long_run_of_digits_is_read_once() -> None:
+    # one pass over a hostile run of digits and commas (it was read once per digit)
+    spelled = chat_spelled("$" + "1," * 20_000 + " quid")
+    assert "quid" not in spelled and spelled.startswith("$£1,1,")
+    # a sum past any float is still above $5
+    assert len(held(asked_quantities("$" + "1," * 20_000), "over $5")) == 1
