@@ -37,6 +37,40 @@ def defined_abbreviations(text: str) -> dict[str, str]:
 
 
 _WRITTEN_INITIALISM = re.compile(r"\b([A-Z]{3,6})s?\b")
+_USED_INITIALISM = re.compile(r"\b([A-Z]{2,6})s?\b")
+# Words no name is made of: "How to request" (twice, in headings) is no "HR".
+_NOT_NAME_WORDS = _SKIPPED | frozenset(
+    """how what when where who why which this that these those with from your you our
+    their there here have has are was were will can may must not all any each""".split()
+)
+
+
+def used_abbreviations(text: str) -> dict[str, str]:
+    """`{initialism: full name}` for each initialism `text` writes in capitals ("PD
+    Request form") without defining it, whose letters begin consecutive words it also
+    writes at least twice ("Professional Development and Licensing", "a yearly
+    professional development budget").
+
+    A page that says "professional development" in its title and prose and then "PD" is
+    speaking of one thing; a question saying "pd budget" asks of the sentences that spell
+    it out. The name's words are words of three letters or more, none a function word:
+    two letters begin too many pairs of small words ("in the", "of it") otherwise."""
+    plain = link_text(text)
+    words = _NAME_WORD.findall(plain)
+    found: dict[str, str] = {}
+    for short in dict.fromkeys(_USED_INITIALISM.findall(plain)):
+        seen: dict[str, int] = {}
+        for start in range(len(words)):
+            name = _initials_run(words, start, short)
+            if name is None or name.upper() == short:
+                continue
+            if any(len(w) < 3 or w.casefold() in _NOT_NAME_WORDS for w in name.split()):
+                continue
+            seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
+        repeated = [name for name, count in seen.items() if count >= 2]
+        if repeated:
+            found[short] = repeated[0]
+    return found
 
 
 def implied_abbreviations(asked: str, text: str) -> dict[str, str]:

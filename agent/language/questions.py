@@ -132,7 +132,9 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"decade|month)|how long ago|since when|(?:what|which)(?:'s| is) the deadline|"
             r"by when|how soon|how far in advance|"
             # a frequency is a period ("every three years"), as the date spans read it (h22)
-            r"how often)\b",
+            r"how often|"
+            # a period named by its noun ("turnaround on atterberg limits?") is a duration
+            r"turn-?around|lead time|processing time|wait(?:ing)? time)\b",
             re.I,
         ),
     ),

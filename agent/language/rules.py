@@ -182,7 +182,8 @@ QUALIFIERS: tuple[Qualifier, ...] = (
         "maximum",
         _re(r"\b(?:max|maximum|cap|capped|limit|ceiling|at most|most i can)\b"),
         _re(
-            r"\b(?:max|maximum|cap|capped|limit|limited|ceiling|up to|no more than|at most|"
+            # plurals too: "these nightly limits" are caps as "the limit" is
+            r"\b(?:max|maximums?|caps?|capped|limits?|limited|ceilings?|up to|no more than|at most|"
             r"not (?:to )?exceed|exceed|in excess|only|total)\b|"
             # a prohibition of more: "No employee may work more than 12 hours", "you
             # cannot carry over more than 5 days" state a cap in any handbook (h22)
@@ -195,7 +196,7 @@ QUALIFIERS: tuple[Qualifier, ...] = (
     Qualifier(
         "minimum",
         _re(r"\b(?:min|minimum|at least)\b"),
-        _re(r"\b(?:min|minimum|at least|no (?:fewer|less) than|or more)\b"),
+        _re(r"\b(?:min|minimums?|at least|no (?:fewer|less) than|or more)\b"),
         "a floor asked for is answered by a floor",
         amount=True,
     ),
@@ -522,6 +523,37 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         re.compile(r"\b(?:thx|thnx)\b", re.I),
         "thanks",
         "'thx' is 'thanks': politeness, not topic",
+    ),
+    (
+        re.compile(r"\b(?:bc|b/c|cuz|coz)(?=\s)", re.I),
+        "because",
+        "'bc' is chat's 'because', which joins the asker's case to the question: as a word "
+        "no page writes it weighed most",
+    ),
+    (
+        re.compile(r"(?<!\w)w/o(?!\w)", re.I),
+        "without",
+        "'w/o' is chat's 'without'",
+    ),
+    (
+        re.compile(r"(?<!\w)w/(?=\s)", re.I),
+        "with",
+        "'w/' is chat's 'with'",
+    ),
+    (
+        re.compile(r"\b(?:btw|fyi|tbh|imo|idk)\b", re.I),
+        "",
+        "chat's asides ('btw', 'fyi', 'tbh') say how the asker talks, nothing of the topic",
+    ),
+    (
+        re.compile(r"\bu\b(?![.&/-])"),
+        "you",
+        "'u' is chat's 'you' ('can u carry over leave?'); a capital U is a name ('Part U')",
+    ),
+    (
+        re.compile(r"\bur\b"),
+        "your",
+        "'ur' is chat's 'your'",
     ),
 )
 

@@ -29,10 +29,14 @@ from typing import Protocol, TypeVar
 import numpy as np
 
 from agent.answer import Support
-from agent.language.abbreviations import defined_abbreviations, implied_abbreviations
+from agent.language.abbreviations import (
+    defined_abbreviations,
+    implied_abbreviations,
+    used_abbreviations,
+)
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
-from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, is_negated
+from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.ranges import held
 from agent.language.rules import COUNT_STEM, EQUIVALENT_WORDS, OPPOSITE
 from agent.language.scenes import cased, particulars
@@ -127,6 +131,8 @@ class _Lexical:
     # word no page uses ("hang on to receipts") weighs most, so weighted coverage alone
     # would leave nothing to show; the pages on topic are still what was found.
     reach: float = 0.0
+    # The list's lead-in and the one item naming what is asked, if any (`_asked_item`).
+    item: str = ""
 
 
 class EvidenceScorer:
@@ -217,6 +223,7 @@ class EvidenceScorer:
             for u, row in zip(shortlist, against, strict=True)
         ]
         await self._read_under_headings(question, shortlist, similarity)
+        await self._read_items(question, shortlist, similarity)
         self._spelled_codes(question, shortlist, similarity)
         scored = [self._scored(u, s) for u, s in zip(shortlist, similarity, strict=True)]
         return sorted(scored, key=lambda s: -s.score)
@@ -247,6 +254,20 @@ class EvidenceScorer:
             *(f"{shortlist[i].section}: {shortlist[i].unit.text}" for i in lifted),
         ]
         vectors = await self._vectors.vectors(texts)
+        for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
+            similarity[i] = max(similarity[i], float(row))
+
+    async def _read_items(
+        self, question: QuestionAnalysis, shortlist: list[_Lexical], similarity: list[float]
+    ) -> None:
+        """Lift, in place, the similarity of a list to that of its lead-in with the one
+        item naming what is asked (`_asked_item`): embedded whole, a list of six hotel
+        caps or lab turnarounds reads as far from a question about one of them as from
+        any, and fell under the floor with every key term covered."""
+        lifted = [i for i, u in enumerate(shortlist) if u.item]
+        if not lifted:
+            return
+        vectors = await self._vectors.vectors([question.text, *(shortlist[i].item for i in lifted)])
         for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
             similarity[i] = max(similarity[i], float(row))
 
@@ -640,7 +661,15 @@ class EvidenceScorer:
         negation = (
             question.negated and question.answer_type != "yes_no" and not is_negated(unit.text)
         )
-        span = find_span(unit.text, question.answer_type, question.text)
+        item = (
+            None
+            if question.quantities
+            else self._asked_item(terms, unit.text, question.answer_type)
+        )
+        # The item naming what the question asks of ("Toronto and Vancouver: $250" for
+        # the Vancouver hotel cap) answers it, not the list's first figure.
+        span = find_span(item[1], question.answer_type, question.text) if item else ""
+        span = span or find_span(unit.text, question.answer_type, question.text)
         if not span and question.answer_type == "yes_no" and self._states_all(terms, own):
             # "do new grads get any extra cpd days?" "New graduates get an extra 2 paid
             # CPD days in their first year.": a sentence that says, in its own words,
@@ -700,7 +729,32 @@ class EvidenceScorer:
             anchored=bool(names & own),
             span=span if typed else "",
             reach=reach,
+            item="\n".join(item) if item else "",
         )
+
+    def _asked_item(
+        self, terms: frozenset[str], text: str, kind: AnswerType
+    ) -> tuple[str, str] | None:
+        """(lead-in, item) for the one item of the list `text` that names the most key
+        `terms` its lead-in does not ("- Atterberg limits: 5 business days" for the
+        Atterberg turnaround), or None: no list, no such item, or a tie. A list or steps
+        asked for, or a yes/no (being listed is the yes), is answered by the whole list; so
+        is an open question ("password requirement?"), which one item naming a word of
+        it ("… is required") need not answer. A question stating a quantity is answered
+        on the line whose band holds it (agent/language/spans.py)."""
+        if kind not in _ONE_ITEM_ANSWERS:
+            return None
+        lines = [line for line in text.splitlines() if line.strip()]
+        items = [line for line in lines if _ITEM_LINE.match(line)]
+        if len(items) < 2:
+            return None
+        lead = "\n".join(line for line in lines if not _ITEM_LINE.match(line))
+        said = self.stems(lead)
+        named = [len((self.stems(line) & terms) - said) for line in items]
+        most = max(named)
+        if not most or named.count(most) > 1:
+            return None
+        return lead, items[named.index(most)]
 
     def _states_all(self, terms: frozenset[str], own: frozenset[str]) -> bool:
         """Whether a unit's `own` words hold every one of two or more key `terms` (an
@@ -717,7 +771,8 @@ class EvidenceScorer:
         """(full name, abbreviation) stem sets for each abbreviation `text` defines."""
         return tuple(
             (self.stems(name), self.stems(short))
-            for short, name in defined_abbreviations(text).items()
+            # "PD" a page writes beside the "professional development" it spells out.
+            for short, name in (used_abbreviations(text) | defined_abbreviations(text)).items()
         )
 
     def weights(self, terms: Iterable[str]) -> dict[str, float]:
@@ -787,6 +842,13 @@ def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
     return [u for u in units if not u.lead_in and not _inside_list(u, listed)]
 
 
+# A line of a list: a bullet or a number opens it.
+_ITEM_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+# Answer types one item of a list answers: a value ("Toronto and Vancouver: $250").
+_ONE_ITEM_ANSWERS: frozenset[AnswerType] = frozenset(
+    {"number", "date", "contact", "person", "place", "organisation"}
+)
+
 # A sentence opening with one of these speaks of what the sentence before it named.
 _ANAPHORIC = re.compile(r"^(?:It|Its|He|His|She|Her|They|Their|This|These|Those|There)\b")
 
@@ -808,15 +870,22 @@ def _with_antecedents(units: list[Sentence], text: str) -> list[Sentence]:
 
 
 def _refers_back(sentence: str, before: str) -> bool:
-    """Opens with a pronoun, or with "The" and a word of the sentence before ("… known
-    as the Wars of Religion. The wars finally ended with …")."""
-    if _ANAPHORIC.match(sentence):
+    """Opens with a pronoun, a preposition and a demonstrative ("Outside those hours,
+    call …", "In that case …"), or with "The" and a word of the sentence before ("…
+    known as the Wars of Religion. The wars finally ended with …")."""
+    if _ANAPHORIC.match(sentence) or _POINTS_BACK.match(sentence):
         return True
     match = _THE_WORD.match(sentence)
     return match is not None and match.group(1).casefold() in before.casefold().split()
 
 
 _THE_WORD = re.compile(r"^The\s+(\w+)\b")
+# A preposition and a demonstrative: the hours, the case or the period the sentence
+# before named ("Outside those hours, call the after-hours line").
+_POINTS_BACK = re.compile(
+    r"^(?:In|Outside|Inside|During|After|Before|For|With|Under|At|On|Beyond|Within|"
+    r"Between|Besides|Unlike|Like|Until|Apart from)\s+(?:this|that|these|those|such)\b"
+)
 
 
 def _other_kind(

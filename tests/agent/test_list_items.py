@@ -1,0 +1,101 @@
+"""Lists, initialisms and chat read as pages and people write them (issue 24): the item of
+a list naming what is asked answers it ("Toronto and Vancouver: $250"), "these nightly
+limits" state a cap, a page's "PD" is the "professional development" it spells out, and
+"bc" is "because". Each has a twin the pages do not answer, which still escalates.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from agent.language.abbreviations import used_abbreviations
+from agent.language.questions import answer_type, chat_spelled
+from agent.language.spans import constraints_met
+from agent.reasoners.evidence import quotable_units
+from agent.sentences import SentenceSplitter
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built_from, lead, pages_source
+
+PAGES = [
+    (
+        "travel.md",
+        "Business Travel",
+        "## Hotels\n\nThe Travel Desk books hotels within these nightly limits, before "
+        "taxes:\n\n- Calgary and Halifax: $200\n- Toronto and Vancouver: $250\n"
+        "- All other Canadian locations: $175\n\nIf a hotel over the limit is the only "
+        "option, the Travel Desk needs written approval from your department director.",
+    ),
+    (
+        "lab.md",
+        "Soils Laboratory",
+        "## Standard turnaround times\n\nCounted in business days from the test request, "
+        "not from sample arrival:\n\n- Moisture content: 2 business days\n"
+        "- Sieve analysis: 4 business days\n- Atterberg limits: 5 business days\n"
+        "- Consolidation: 15 business days\n\nThe Lab Supervisor must accept a rush "
+        "request before it is promised to a client.",
+    ),
+    (
+        "development.md",
+        "Professional Development",
+        "Each employee has a yearly professional development budget of $2,000, which "
+        "covers courses, conferences and exam fees. Fill in the PD Request form at "
+        "least 3 weeks before the course.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+async def handbook(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    async for result in built_from(pg_server, embedder, pages_source("li", PAGES), "li"):
+        yield result
+
+
+async def test_the_item_naming_what_is_asked_answers_it(handbook: Built) -> None:
+    # not the list's first figure ($200), and read under its lead-in: embedded whole,
+    # the list was too far from a question about one of its lines
+    assert await lead(handbook, "hotel cap in vancuver?") == "$250"
+    assert await lead(handbook, "turnaround on atterberg limits?") == "5 business days"
+    # no line names it: the list answers neither
+    assert await lead(handbook, "turnaround on a triaxial test?") is None
+
+
+def test_plural_limits_state_a_cap() -> None:
+    asked = "hotel cap in vancouver?"
+    assert constraints_met(asked, "books hotels within these nightly limits", "number")
+    assert not constraints_met(asked, "books hotels at these nightly rates", "number")
+    assert answer_type("turnaround on atterberg limits?") == "date"
+
+
+def test_an_initialism_a_page_writes_beside_its_name() -> None:
+    page = PAGES[2][1] + "\n" + PAGES[2][2]
+    assert used_abbreviations(page) == {"PD": "professional development"}
+    # "How to request" twice is no name of an "HR" the page writes
+    assert used_abbreviations("## How to request\nHR says: How to request leave.") == {}
+
+
+async def test_a_page_initialism_is_asked_in_lower_case(handbook: Built) -> None:
+    assert await lead(handbook, "whats my pd budget?") == "$2,000"
+    # an initialism no page writes names nothing of the budget
+    assert await lead(handbook, "whats my cpd budget?") is None
+
+
+def test_chat_words_are_read_as_meant() -> None:
+    assert chat_spelled("do i get paid bc the heat is out") == (
+        "do i get paid because the heat is out"
+    )
+    assert chat_spelled("can u book w/o approval") == "can you book without approval"
+    assert chat_spelled("Part U of the form") == "Part U of the form"
+
+
+def test_a_sentence_pointing_back_is_quoted_with_the_one_before() -> None:
+    text = (
+        "The service desk is open 8:00 to 18:00 on weekdays. Outside those hours, call "
+        "the after-hours line at 555-0199."
+    )
+    units = quotable_units(SentenceSplitter(), text)
+    assert units[-1].text == text
