@@ -13,7 +13,7 @@ import re
 
 from store.text_forms import link_text
 
-_DEFINED = re.compile(r"\(([A-Z][A-Z0-9&]{1,7})\)")
+_DEFINED = re.compile(r"\(([A-Z][A-Z0-9&]{1,7})s?\)")  # "(RNs)" defines RN too
 _NAME_WORD = re.compile(r"[A-Za-z][\w'’-]*")
 _SKIPPED = frozenset("of and for the to in on at a an &".split())
 _REACH = 120  # characters before the parenthesis where the full name may stand

@@ -361,7 +361,12 @@ class QuestionAnalyzer:
 
     def _name_stems(self, text: str) -> list[str]:
         words = WORD.findall(text)
-        named = [w for i, w in enumerate(words) if (i > 0 and w[:1].isupper()) or _named(w)]
+        named = [
+            w
+            for i, w in enumerate(words)
+            if (i > 0 and w[:1].isupper())
+            or (_named(w) and not _counts_times(w, words[i + 1 : i + 2]))
+        ]
         return self.stems(" ".join(named))
 
 
@@ -505,9 +510,18 @@ def _named(word: str) -> bool:
     return bool(_YEAR.match(word)) or not _QUANTITY.match(word)
 
 
+def _counts_times(word: str, after: list[str]) -> bool:
+    """An ordinal counting the asker's occasions ("for the 2nd time"): a quantity they
+    state. Before any other noun an ordinal names something ("the 9th century", "the 3rd
+    floor")."""
+    return bool(_ORDINAL.match(word)) and [w.casefold() for w in after] in (["time"], ["times"])
+
+
+_ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$", re.I)
 _YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 _QUANTITY = re.compile(
     r"^\d[\d,.]*(?:k|m|bn|%|x|-?(?:hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|"
-    r"people|persons?))?$",
+    # a clock time the asker states ("paged at 2am")
+    r"people|persons?|am|pm))?$",
     re.I,
 )

@@ -110,6 +110,16 @@ def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def bounded(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
+    """The numbers of `asked` (as written) in a unit that `text` bounds, holding them or
+    not: a page stating its own bound ("courses over £500") answers the asker's sum by
+    it, so whether it holds the sum tells whether it speaks of the asker's case."""
+    if not asked:
+        return frozenset()
+    units = {unit for *_span, unit in _bands(text)}
+    return frozenset(q.written for q in asked if q.unit in units)
+
+
 def tightest(asked: tuple[AskedQuantity, ...], text: str) -> tuple[float, float]:
     """How closely `text` bounds one of `asked`, for ordering lines that all hold it:
     (width, -low) of its narrowest band that does, smaller first. "From 7 years" bounds

@@ -541,6 +541,26 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "'w/' is chat's 'with'",
     ),
     (
+        re.compile(r"\b(?:tmrw|tmrow|tmw|tmr)\b", re.I),
+        "tomorrow",
+        "'tmrw' is chat's 'tomorrow'",
+    ),
+    (
+        re.compile(r"\b(?:yr|yrs)\b", re.I),
+        "year",
+        "'this yr' is chat's 'this year' (after a number, '7 yrs', above)",
+    ),
+    (
+        re.compile(r"\bppl\b", re.I),
+        "people",
+        "'ppl' is chat's 'people'",
+    ),
+    (
+        re.compile(r"\bim\b"),
+        "I'm",
+        "'im' is 'I'm' with the apostrophe left out; as a word no page writes it weighed most",
+    ),
+    (
         re.compile(r"\b(?:btw|fyi|tbh|imo|idk)\b", re.I),
         "",
         "chat's asides ('btw', 'fyi', 'tbh') say how the asker talks, nothing of the topic",

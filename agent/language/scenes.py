@@ -40,6 +40,15 @@ def particulars(
     return frozenset(unknown)
 
 
+def stated_quantities(key_terms: frozenset[str], names: frozenset[str]) -> frozenset[str]:
+    """The numbers among `key_terms` the asker states, not names (a year or an identifier
+    is one), when enough key terms remain to be judged."""
+    stated = {t for t in key_terms if _quantity(t) and t not in names}
+    if len(key_terms - stated) < MIN_REMAINING:
+        return frozenset()
+    return frozenset(stated)
+
+
 def _quantity(term: str) -> bool:
     return any(c.isdigit() for c in term)
 

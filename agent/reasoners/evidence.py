@@ -37,9 +37,9 @@ from agent.language.abbreviations import (
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
-from agent.language.ranges import held
+from agent.language.ranges import bounded, held
 from agent.language.rules import COUNT_STEM, EQUIVALENT_WORDS, OPPOSITE
-from agent.language.scenes import cased, particulars
+from agent.language.scenes import cased, particulars, stated_quantities
 from agent.language.spans import (
     constraints_met,
     find_span,
@@ -612,6 +612,12 @@ class EvidenceScorer:
         # A light verb the unit lacks is not held against it: pages say "receive" for
         # "get" in as many ways as there are writers (agent/language/rules.py).
         terms -= question.light_verbs - context
+        # Nor a number the asker states ("for the 2nd time", "paged at 2am"): their case,
+        # which a page answers by its own bounds: a band holding it covers it, one in its
+        # unit that does not ("up to £500" for "£800") is held against the unit.
+        where = f"{unit.text}\n{section}"
+        stated = stated_quantities(terms, frozenset(question.names))
+        terms -= stated - self.stems(" ".join(bounded(question.quantities, where))) - context
         covered = terms & context
         # A workplace word the unit puts another way ("roll over" for "carry over").
         covered |= self.read_in(terms - covered, context)

@@ -29,6 +29,8 @@ from agent.grounding import normalise
 from agent.language.decompose import choice_options, decompose, is_choice
 from agent.language.entities import new_names
 from agent.language.questions import QuestionAnalysis, QuestionAnalyzer, asks
+from agent.language.ranges import bounded
+from agent.language.scenes import stated_quantities
 from agent.reasoners.base import DraftClaim, Judgement, Route
 from agent.reasoners.companions import companions
 from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
@@ -274,6 +276,11 @@ class ExtractiveReasoner:
             # As the scorer judges a unit: a light verb no quote has is not held against
             # them ("who gets paged?" answered by "escalates to the secondary").
             terms -= analysis.light_verbs - covered
+            # Nor a number the asker states that no quote bounds (agent/language/scenes.py).
+            quoted = "\n".join(e.quote for e in found)
+            stated = stated_quantities(terms, frozenset(analysis.names))
+            bounds = self._scorer.stems(" ".join(bounded(analysis.quantities, quoted)))
+            terms -= stated - covered - bounds
             # The scorer read the question's typos and equivalents as the pages write
             # them ("sabatical", "roll over"): the quotes' words stand for them here too.
             covered |= self._scorer.read_in(terms - covered, covered)

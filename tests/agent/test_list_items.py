@@ -6,17 +6,20 @@ limits" state a cap, a page's "PD" is the "professional development" it spells o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterable
 
 import pytest
 
-from agent.language.abbreviations import used_abbreviations
-from agent.language.questions import answer_type, chat_spelled
+from agent.language.abbreviations import defined_abbreviations, used_abbreviations
+from agent.language.questions import QuestionAnalyzer, answer_type, chat_spelled
 from agent.language.spans import constraints_met
-from agent.reasoners.evidence import quotable_units
+from agent.reasoners.evidence import EvidenceScorer, quotable_units
+from agent.reasoners.extractive import ExtractiveReasoner
 from agent.sentences import SentenceSplitter
+from agent.state import AgentState, Evidence, Goal, PlannedQuestion
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
+from store.text_analysis import TextAnalyzer
 from tests.agent.conftest import Built, built_from, lead, pages_source
 
 PAGES = [
@@ -36,6 +39,13 @@ PAGES = [
         "- Sieve analysis: 4 business days\n- Atterberg limits: 5 business days\n"
         "- Consolidation: 15 business days\n\nThe Lab Supervisor must accept a rush "
         "request before it is promised to a client.",
+    ),
+    (
+        "badges.md",
+        "ID Badges",
+        "## Lost badges\n\nReport a lost badge to Security at ext. 5000. The first "
+        "replacement badge is free; you pay $15 for a second replacement badge and $25 "
+        "for any further one.",
     ),
     (
         "development.md",
@@ -72,7 +82,7 @@ def test_plural_limits_state_a_cap() -> None:
 
 
 def test_an_initialism_a_page_writes_beside_its_name() -> None:
-    page = PAGES[2][1] + "\n" + PAGES[2][2]
+    page = PAGES[3][1] + "\n" + PAGES[3][2]
     assert used_abbreviations(page) == {"PD": "professional development"}
     # "How to request" twice is no name of an "HR" the page writes
     assert used_abbreviations("## How to request\nHR says: How to request leave.") == {}
@@ -84,12 +94,87 @@ async def test_a_page_initialism_is_asked_in_lower_case(handbook: Built) -> None
     assert await lead(handbook, "whats my cpd budget?") is None
 
 
+async def test_a_number_the_asker_states_is_their_case(handbook: Built) -> None:
+    # no page says "4am" or "5th": the asker's time and count are no topic the answer
+    # must repeat
+    asked = "lost my badge at 4am, how much do i pay for the replacement?"
+    assert await lead(handbook, asked) == "$15"
+    asked = "lost my badge for the 5th time, how much do i pay for the replacement?"
+    assert await lead(handbook, asked) == "$15"
+    # a number that names something (a year, a code) still must be said
+    asked = "lost my badge in 2019, how much do i pay for the replacement?"
+    assert await lead(handbook, asked) is None
+
+
+class _Pages:
+    """A knowledge base's words as the keyword index tells them: a word no page has is
+    the rarest of all."""
+
+    def __init__(self, words: set[str]) -> None:
+        self._words = words
+
+    def rarity(self, terms: Iterable[str]) -> dict[str, float]:
+        return {t: 1.0 if t in self._words else 4.0 for t in terms}
+
+    def known(self, terms: Iterable[str]) -> set[str]:
+        return set(terms) & self._words
+
+
+async def test_the_judge_holds_no_stated_number_against_the_quotes() -> None:
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=None,  # type: ignore[arg-type]  # judging embeds nothing
+        corpus_terms=_Pages({"page", "start", "late", "night", "hour"}),
+    )
+    reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+
+    async def answered(asked: str) -> bool:
+        state = AgentState(Goal(asked, asked), max_steps=3, sub_questions=[PlannedQuestion(asked)])
+        quote = "If you are paged at night, you may start up to 3 hours late."
+        state.evidence = [
+            Evidence(
+                sub_question=0,
+                claim=quote,
+                quote=quote,
+                chunk_id=1,
+                document_id=1,
+                title="On-call",
+                url=None,
+                uri="oncall.md",
+                source="li",
+                collection="default",
+                section="",
+                updated_at=None,
+                score=1.0,
+                support="partial",
+                covered=frozenset({"page", "start", "late", "night"}),
+            )
+        ]
+        return (await reasoner.judge(state, [0])).answered == {0}
+
+    # the asker's clock time is their case: the quote need not repeat it
+    assert await answered("paged at 2am last night, how late can I start?")
+    # a year names something: it is still missing
+    assert not await answered("paged in 2019 at night, how late can I start?")
+
+
+def test_a_plural_initialism_is_defined_too() -> None:
+    text = "It applies to registered nurses (RNs) and licensed practical nurses (LPNs)."
+    assert defined_abbreviations(text) == {
+        "RN": "registered nurses",
+        "LPN": "licensed practical nurses",
+    }
+
+
 def test_chat_words_are_read_as_meant() -> None:
     assert chat_spelled("do i get paid bc the heat is out") == (
         "do i get paid because the heat is out"
     )
     assert chat_spelled("can u book w/o approval") == "can you book without approval"
     assert chat_spelled("Part U of the form") == "Part U of the form"
+    assert chat_spelled("im off tmrw, 12 ppl this yr") == "I'm off tomorrow, 12 people this year"
 
 
 def test_a_sentence_pointing_back_is_quoted_with_the_one_before() -> None:
