@@ -22,6 +22,7 @@ from agent.language.rules import (
     ASKING_WORDS,
     CHAT_SPELLINGS,
     HOW_ADJECTIVES,
+    IRREGULAR_FORMS,
     LIGHT_VERB_PARTICLES,
     LIGHT_VERBS,
     MONEY_NOUNS,
@@ -268,11 +269,23 @@ class QuestionAnalyzer:
         self._stop_words = analyzer.options.stop_words
         self._light_verbs = frozenset(self._words(" ".join(sorted(LIGHT_VERBS))))
         self._money_nouns = frozenset(self._words(" ".join(sorted(MONEY_NOUNS))))
+        # The keyword index stems "lost" as "lost", where these stems read "lose": what the
+        # index calls each irregular form, by the verb's stem here.
+        forms: dict[str, set[str]] = {}
+        for form, verb in IRREGULAR_FORMS.items():
+            for stem in self._words(verb):
+                forms.setdefault(stem, set()).update(analyzer.analyse(form).words)
+        self._index_forms = {stem: frozenset(found) for stem, found in forms.items()}
 
     def stems(self, text: str) -> list[str]:
         """Stemmed words, accents folded ("Rély" and "Rely" are one word to a reader), and
         without the lone letters a possessive leaves ("Rely's": "rely", "s")."""
         return self._words(fold_accents(text))
+
+    def index_forms(self, stem: str) -> frozenset[str]:
+        """The keyword index's stems of the irregular forms of the verb `stem` reads
+        ("lost" for "lose"), none for any other stem."""
+        return self._index_forms.get(stem, frozenset())
 
     def phrase_words(self, text: str) -> tuple[str | None, ...]:
         """The stems of `text` in reading order, with None wherever a stop word or
@@ -294,8 +307,9 @@ class QuestionAnalyzer:
         return tuple(sequence)
 
     def _words(self, folded: str) -> list[str]:
-        """Stems of text whose accents are already folded, lone letters dropped."""
-        words = self._analyzer.analyse(folded).words
+        """Stems of text whose accents are already folded, lone letters dropped, an
+        irregular past read as its verb ("lost" is "lose"; agent/language/rules.py)."""
+        words = self._analyzer.analyse(_IRREGULAR.sub(_base_verb, folded)).words
         return [w for w in words if len(w) > 1 or w.isdigit()]
 
     def analyse(self, question: str) -> QuestionAnalysis:
@@ -508,6 +522,13 @@ def _named(word: str) -> bool:
     if not _digit(word):
         return False
     return bool(_YEAR.match(word)) or not _QUANTITY.match(word)
+
+
+_IRREGULAR = re.compile(r"\b(?:" + "|".join(sorted(IRREGULAR_FORMS)) + r")\b", re.I)
+
+
+def _base_verb(match: re.Match[str]) -> str:
+    return IRREGULAR_FORMS[match.group().casefold()]
 
 
 def _counts_times(word: str, after: list[str]) -> bool:

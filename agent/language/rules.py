@@ -442,6 +442,72 @@ LIGHT_VERBS = frozenset(
     + "bring brings bringing brought".split()
 )
 
+# Irregular past forms read as their verb (surface forms → the verb): the stemmer makes
+# "lost" no "lose" and "paid" no "pay", so "before I lose it" missed "or it is lost" in
+# any handbook. Forms that are also common words of another sense are left out ("left",
+# "found", "saw", "felt", "lay", "fed", "bit", "rose", "spoke", "wound", "ground").
+IRREGULAR_FORMS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        form: verb
+        for verb, forms in {
+            "lose": "lost",
+            "pay": "paid",
+            "buy": "bought",
+            "bring": "brought",
+            "take": "took taken",
+            "give": "gave given",
+            "get": "got gotten",
+            "keep": "kept",
+            "send": "sent",
+            "hold": "held",
+            "meet": "met",
+            "make": "made",
+            "spend": "spent",
+            "sell": "sold",
+            "tell": "told",
+            "think": "thought",
+            "write": "wrote written",
+            "choose": "chose chosen",
+            "begin": "began begun",
+            "know": "knew known",
+            "show": "shown",
+            "drive": "drove driven",
+            "eat": "ate eaten",
+            "go": "went gone",
+            "come": "came",
+            "become": "became",
+            "run": "ran",
+            "sit": "sat",
+            "stand": "stood",
+            "understand": "understood",
+            "win": "won",
+            "withdraw": "withdrew withdrawn",
+            "forget": "forgot forgotten",
+            "break": "broke broken",
+            "steal": "stole stolen",
+            "fall": "fell fallen",
+            "fly": "flew flown",
+            "hide": "hid hidden",
+            "ride": "rode ridden",
+            "teach": "taught",
+            "catch": "caught",
+            "seek": "sought",
+            "lend": "lent",
+            "build": "built",
+            "deal": "dealt",
+            "mean": "meant",
+            "hear": "heard",
+            "sleep": "slept",
+            "wear": "wore worn",
+            "tear": "tore torn",
+            "shake": "shook shaken",
+            "freeze": "froze frozen",
+            "swear": "swore sworn",
+        }.items()
+        for form in forms.split()
+    }
+)
+
 # Adverb particles that, right after a light verb, make one phrasal verb with it ("come
 # out" = be published, "go over" = review, "give back" = return): the particle is part of
 # how the verb is put, no topic of its own. As a key term it weighs most in a knowledge

@@ -436,6 +436,15 @@ class EvidenceScorer:
             pairs=tuple((fixes.get(a, a), fixes.get(b, b)) for a, b in question.pairs),
         )
 
+    def unheard(self, terms: Iterable[str]) -> frozenset[str]:
+        """Those of `terms` no page of the knowledge base has (none without an index)."""
+        terms = frozenset(terms)
+        if self._corpus_terms is None:
+            return frozenset()
+        forms = {t: self._analyzer.index_forms(t) for t in terms}
+        known = self._corpus_terms.known(terms.union(*forms.values()))
+        return frozenset(t for t in terms if t not in known and not forms[t] & known)
+
     def read_in(self, terms: Iterable[str], vocabulary: frozenset[str]) -> frozenset[str]:
         """Those of `terms` that `vocabulary` holds as an equivalent ("roll" for "carry")."""
         return frozenset(t for t in terms if self._equivalent(t, vocabulary))
@@ -789,7 +798,10 @@ class EvidenceScorer:
         terms = list(terms)
         if self._corpus_terms is None or not self._options.rarity_weights:
             return dict.fromkeys(terms, 1.0)
-        return self._corpus_terms.rarity(terms)
+        # A verb weighs as its commonest form the index has ("lose" as "lost").
+        forms = {t: self._analyzer.index_forms(t) for t in terms}
+        rarity = self._corpus_terms.rarity(set(terms).union(*forms.values()))
+        return {t: min(rarity[x] for x in {t, *forms[t]}) for t in terms}
 
     @staticmethod
     def share(

@@ -289,7 +289,18 @@ class ExtractiveReasoner:
             weights = self._scorer.weights(terms)
             share = self._scorer.share(terms, covered, (), weights)
             typed = any(e.typed for e in found)
-            if found and typed and names <= covered and share >= self._options.joint_coverage:
+            # Quotes from several pages answer together only what the knowledge base
+            # speaks of: a word asked that no page has ("paternity" where pages speak of
+            # sick pay and on-call pay) is what none of them answers.
+            spread = len({e.document_id for e in found}) > 1
+            unheard = spread and bool(self._scorer.unheard(terms - covered))
+            if (
+                found
+                and typed
+                and names <= covered
+                and share >= self._options.joint_coverage
+                and not unheard
+            ):
                 answered.add(index)
             else:
                 gaps.append(

@@ -110,11 +110,12 @@ class _Pages:
     """A knowledge base's words as the keyword index tells them: a word no page has is
     the rarest of all."""
 
-    def __init__(self, words: set[str]) -> None:
+    def __init__(self, words: set[str], unheard: float = 4.0) -> None:
         self._words = words
+        self._unheard = unheard
 
     def rarity(self, terms: Iterable[str]) -> dict[str, float]:
-        return {t: 1.0 if t in self._words else 4.0 for t in terms}
+        return {t: 1.0 if t in self._words else self._unheard for t in terms}
 
     def known(self, terms: Iterable[str]) -> set[str]:
         return set(terms) & self._words
@@ -158,6 +159,61 @@ async def test_the_judge_holds_no_stated_number_against_the_quotes() -> None:
     assert await answered("paged at 2am last night, how late can I start?")
     # a year names something: it is still missing
     assert not await answered("paged in 2019 at night, how late can I start?")
+
+
+def _quote(quote: str, covered: set[str], document: int) -> Evidence:
+    return Evidence(
+        sub_question=0,
+        claim=quote,
+        quote=quote,
+        chunk_id=document,
+        document_id=document,
+        title="Pay",
+        url=None,
+        uri=f"{document}.md",
+        source="li",
+        collection="default",
+        section="",
+        updated_at=None,
+        score=1.0,
+        support="partial",
+        covered=frozenset(covered),
+    )
+
+
+async def test_quotes_of_several_pages_do_not_answer_what_no_page_speaks_of() -> None:
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    known = {"leav", "pay", "full", "salari", "sick", "call", "matern"}
+
+    async def answered(asked: str) -> bool:
+        scorer = EvidenceScorer(
+            analyzer=analyzer,
+            splitter=SentenceSplitter(),
+            vectors=None,  # type: ignore[arg-type]  # judging embeds nothing
+            # weighed lightly enough that the quotes' share alone would answer
+            corpus_terms=_Pages(known, unheard=2.0),
+        )
+        reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+        state = AgentState(Goal(asked, asked), max_steps=3, sub_questions=[PlannedQuestion(asked)])
+        state.evidence = [
+            _quote("Sick leave: full pay for up to 10 days.", {"leav", "pay", "full"}, 1),
+            _quote("On-call pay is paid with the month's salary.", {"pay", "salari"}, 2),
+        ]
+        return (await reasoner.judge(state, [0])).answered == {0}
+
+    # "paternity": no page has the word, so two pages' pay sentences do not answer it
+    assert not await answered("is paternity leave paid at full salary?")
+    # a word the knowledge base has, missing from these quotes, weighs as it did
+    assert await answered("is maternity leave paid at full salary?")
+
+
+def test_an_irregular_past_is_its_verb() -> None:
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    assert "lose" in analyzer.stems("TOIL not taken within 3 months is lost.")
+    assert "take" in analyzer.stems("TOIL not taken within 3 months is lost.")
+    assert analyzer.stems("paid leave") == analyzer.stems("pay leave")
+    # a form of another sense is left as written: "left" is also a side
+    assert "leav" not in analyzer.stems("the door on the left")
 
 
 def test_a_plural_initialism_is_defined_too() -> None:

@@ -168,7 +168,7 @@ async def test_the_judge_reads_typos_as_the_quotes_write_them() -> None:
     # "graduat" for the question's "grads"
     state.evidence = [
         _partial("New graduates get an extra week.", {"new", "graduat", "get"}),
-        _partial("Vets get 5 paid CPD days.", {"paid", "cpd", "day", "get"}),
+        _partial("Vets get 5 paid CPD days.", {"pay", "cpd", "day", "get"}),
     ]
     judgement = await reasoner.judge(state, [0])
     # (read as "grad", it is missing: one of two rare words, and the share falls short)
