@@ -569,7 +569,21 @@ def _definitions(quote: str, question: str) -> list[str]:
             found.append(_clauses(clause[match.end() :])[0])
     found += re.findall(r"\(([^()\n]{3,60})\)", quote)  # "TK (to come)"
     found += [line.split(":", 1)[1] for line in quote.splitlines() if ":" in line[:40]]
+    # A glossary's dash ("LO licence – order-picking forklifts"), when the words before
+    # it are the question's own: in prose a dash sets off an aside as often, and in a
+    # glossary the next line's "LF licence" is another term.
+    for line in quote.splitlines():
+        match = _DASH_DEFINED.match(line)
+        if match and {fold(w) for w in WORD.findall(match["term"])} <= asked:
+            found.append(match["meaning"])
     return found
+
+
+# "term – meaning" on a line of its own; a second dash closes an aside ("Staff – including
+# managers – must sign in"), no meaning.
+_DASH_DEFINED = re.compile(
+    r"^\s*(?:[-*+•]\s+)?(?P<term>[^–—:\n]{1,40}?)\s[–—-]\s(?P<meaning>(?:(?!\s[–—-]\s).)+)$"
+)
 
 
 def _reasons(quote: str, question: str) -> list[str]:

@@ -71,3 +71,14 @@ def test_a_name_before_a_thing_names_the_thing() -> None:
     assert find_span("Deploys in the freeze are approved by Mirela Voss.", "person", asked) == (
         "Mirela Voss"
     )
+
+
+def test_a_glossary_dash_defines_the_term_asked() -> None:
+    asked = "what's an LO licence"
+    glossary = "- LF licence – counterbalance forklifts\n- LO licence – order-picking forklifts"
+    assert find_span(glossary, "definition", asked) == "order-picking forklifts"
+    # a dash in prose sets off an aside: no meaning of "staff"
+    assert (
+        find_span("Staff – including managers – must sign in.", "definition", "what are staff")
+        == ""
+    )
