@@ -4,7 +4,7 @@ a small made-up corpus per module that asks for it."""
 from __future__ import annotations
 
 import uuid
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,6 +24,7 @@ from agent.retrieval.reading import Reader
 from agent.retrieval.rerank import TitleLinkReranker
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
+from agent.state import AgentState, Evidence, Goal, PlannedQuestion
 from jobs.directory import DirectorySource
 from jobs.documents import Source, SourceDocument, StaticSource
 from jobs.indexing import Indexer, IndexOptions
@@ -304,3 +305,55 @@ async def statements_sent(pool: asyncpg.Pool) -> list[str]:
 def shown(answer: Answer) -> list[tuple[str, str]]:
     """Each claim's answer span and quote: what an assertion on a reply prints when it fails."""
     return [(c.span, c.quote) for c in answer.claims]
+
+
+class KnownWords:
+    """A knowledge base's words as the keyword index tells them (the scorer's
+    `CorpusTerms`): a word no page has weighs `unheard`, the rarest of all."""
+
+    def __init__(self, words: set[str], unheard: float = 4.0) -> None:
+        self._words = words
+        self._unheard = unheard
+
+    def rarity(self, terms: Iterable[str]) -> dict[str, float]:
+        return {t: 1.0 if t in self._words else self._unheard for t in terms}
+
+    def known(self, terms: Iterable[str]) -> set[str]:
+        return set(terms) & self._words
+
+
+def partial_quote(quote: str, covered: set[str], *, document: int = 1) -> Evidence:
+    """A quote as the scorer judged it: partial support, these key terms covered."""
+    return Evidence(
+        sub_question=0,
+        claim=quote,
+        quote=quote,
+        chunk_id=document,
+        document_id=document,
+        title="Handbook",
+        url=None,
+        uri=f"{document}.md",
+        source="test",
+        collection="default",
+        section="",
+        updated_at=None,
+        score=1.0,
+        support="partial",
+        covered=frozenset(covered),
+    )
+
+
+async def judged_answered(asked: str, evidence: list[Evidence], words: KnownWords) -> bool:
+    """Whether the extractive judge finds `asked` answered by `evidence` together, in a
+    knowledge base of `words` (nothing is embedded to judge)."""
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=None,  # type: ignore[arg-type]  # judging embeds nothing
+        corpus_terms=words,
+    )
+    reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
+    state = AgentState(Goal(asked, asked), max_steps=3, sub_questions=[PlannedQuestion(asked)])
+    state.evidence = evidence
+    return (await reasoner.judge(state, [0])).answered == {0}

@@ -6,21 +6,27 @@ limits" state a cap, a page's "PD" is the "professional development" it spells o
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 
 import pytest
 
 from agent.language.abbreviations import defined_abbreviations, used_abbreviations
 from agent.language.questions import QuestionAnalyzer, answer_type, chat_spelled
 from agent.language.spans import constraints_met
-from agent.reasoners.evidence import EvidenceScorer, quotable_units
-from agent.reasoners.extractive import ExtractiveReasoner
+from agent.reasoners.evidence import quotable_units
 from agent.sentences import SentenceSplitter
-from agent.state import AgentState, Evidence, Goal, PlannedQuestion
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
-from tests.agent.conftest import Built, built_from, lead, pages_source
+from tests.agent.conftest import (
+    Built,
+    KnownWords,
+    built_from,
+    judged_answered,
+    lead,
+    pages_source,
+    partial_quote,
+)
 
 PAGES = [
     (
@@ -106,105 +112,29 @@ async def test_a_number_the_asker_states_is_their_case(handbook: Built) -> None:
     assert await lead(handbook, asked) is None
 
 
-class _Pages:
-    """A knowledge base's words as the keyword index tells them: a word no page has is
-    the rarest of all."""
-
-    def __init__(self, words: set[str], unheard: float = 4.0) -> None:
-        self._words = words
-        self._unheard = unheard
-
-    def rarity(self, terms: Iterable[str]) -> dict[str, float]:
-        return {t: 1.0 if t in self._words else self._unheard for t in terms}
-
-    def known(self, terms: Iterable[str]) -> set[str]:
-        return set(terms) & self._words
-
-
 async def test_the_judge_holds_no_stated_number_against_the_quotes() -> None:
-    analyzer = QuestionAnalyzer(TextAnalyzer())
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=None,  # type: ignore[arg-type]  # judging embeds nothing
-        corpus_terms=_Pages({"page", "start", "late", "night", "hour"}),
-    )
-    reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
-
-    async def answered(asked: str) -> bool:
-        state = AgentState(Goal(asked, asked), max_steps=3, sub_questions=[PlannedQuestion(asked)])
-        quote = "If you are paged at night, you may start up to 3 hours late."
-        state.evidence = [
-            Evidence(
-                sub_question=0,
-                claim=quote,
-                quote=quote,
-                chunk_id=1,
-                document_id=1,
-                title="On-call",
-                url=None,
-                uri="oncall.md",
-                source="li",
-                collection="default",
-                section="",
-                updated_at=None,
-                score=1.0,
-                support="partial",
-                covered=frozenset({"page", "start", "late", "night"}),
-            )
-        ]
-        return (await reasoner.judge(state, [0])).answered == {0}
-
+    words = KnownWords({"page", "start", "late", "night", "hour"})
+    quote = "If you are paged at night, you may start up to 3 hours late."
+    quotes = [partial_quote(quote, {"page", "start", "late", "night"})]
     # the asker's clock time is their case: the quote need not repeat it
-    assert await answered("paged at 2am last night, how late can I start?")
+    assert await judged_answered("paged at 2am last night, how late can I start?", quotes, words)
     # a year names something: it is still missing
-    assert not await answered("paged in 2019 at night, how late can I start?")
-
-
-def _quote(quote: str, covered: set[str], document: int) -> Evidence:
-    return Evidence(
-        sub_question=0,
-        claim=quote,
-        quote=quote,
-        chunk_id=document,
-        document_id=document,
-        title="Pay",
-        url=None,
-        uri=f"{document}.md",
-        source="li",
-        collection="default",
-        section="",
-        updated_at=None,
-        score=1.0,
-        support="partial",
-        covered=frozenset(covered),
-    )
+    assert not await judged_answered("paged in 2019 at night, how late can I start?", quotes, words)
 
 
 async def test_quotes_of_several_pages_do_not_answer_what_no_page_speaks_of() -> None:
-    analyzer = QuestionAnalyzer(TextAnalyzer())
-    known = {"leav", "pay", "full", "salari", "sick", "call", "matern"}
-
-    async def answered(asked: str) -> bool:
-        scorer = EvidenceScorer(
-            analyzer=analyzer,
-            splitter=SentenceSplitter(),
-            vectors=None,  # type: ignore[arg-type]  # judging embeds nothing
-            # weighed lightly enough that the quotes' share alone would answer
-            corpus_terms=_Pages(known, unheard=2.0),
-        )
-        reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
-        state = AgentState(Goal(asked, asked), max_steps=3, sub_questions=[PlannedQuestion(asked)])
-        state.evidence = [
-            _quote("Sick leave: full pay for up to 10 days.", {"leav", "pay", "full"}, 1),
-            _quote("On-call pay is paid with the month's salary.", {"pay", "salari"}, 2),
-        ]
-        return (await reasoner.judge(state, [0])).answered == {0}
-
+    # a word no page has weighed lightly enough that the quotes' share alone would answer
+    words = KnownWords({"leav", "pay", "full", "salari", "sick", "call", "matern"}, unheard=2.0)
+    quotes = [
+        partial_quote("Sick leave: full pay for up to 10 days.", {"leav", "pay", "full"}),
+        partial_quote(
+            "On-call pay is paid with the month's salary.", {"pay", "salari"}, document=2
+        ),
+    ]
     # "paternity": no page has the word, so two pages' pay sentences do not answer it
-    assert not await answered("is paternity leave paid at full salary?")
+    assert not await judged_answered("is paternity leave paid at full salary?", quotes, words)
     # a word the knowledge base has, missing from these quotes, weighs as it did
-    assert await answered("is maternity leave paid at full salary?")
+    assert await judged_answered("is maternity leave paid at full salary?", quotes, words)
 
 
 def test_an_irregular_past_is_its_verb() -> None:

@@ -7,21 +7,24 @@ rule, asked the same way about what no page says, still escalates.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterable
+from collections.abc import AsyncIterator
 
 import pytest
 
-from agent.language.questions import QuestionAnalyzer, chat_spelled
+from agent.language.questions import chat_spelled
 from agent.language.ranges import asked_quantities, held
 from agent.language.typos import clipped, written_as_two
-from agent.reasoners.evidence import EvidenceScorer
-from agent.reasoners.extractive import ExtractiveReasoner
-from agent.sentences import SentenceSplitter
-from agent.state import AgentState, Evidence, Goal, PlannedQuestion
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
-from store.text_analysis import TextAnalyzer
-from tests.agent.conftest import Built, built_from, lead, pages_source
+from tests.agent.conftest import (
+    Built,
+    KnownWords,
+    built_from,
+    judged_answered,
+    lead,
+    pages_source,
+    partial_quote,
+)
 
 PAGES = [
     (
@@ -119,60 +122,16 @@ async def test_a_word_one_letter_longer_is_another_word(handbook: Built) -> None
     assert await lead(handbook, "is driving time on house visits paid as working time?") is None
 
 
-class _Pages:
-    """A knowledge base's words as the keyword index tells them: a word no page has is
-    the rarest of all."""
-
-    def __init__(self, words: set[str]) -> None:
-        self._words = words
-
-    def rarity(self, terms: Iterable[str]) -> dict[str, float]:
-        return {t: 1.0 if t in self._words else 4.0 for t in terms}
-
-    def known(self, terms: Iterable[str]) -> set[str]:
-        return set(terms) & self._words
-
-
-def _partial(quote: str, covered: set[str], title: str = "CPD") -> Evidence:
-    return Evidence(
-        sub_question=0,
-        claim=quote,
-        quote=quote,
-        chunk_id=1,
-        document_id=1,
-        title=title,
-        url=None,
-        uri="cpd.md",
-        source="rw",
-        collection="default",
-        section="",
-        updated_at=None,
-        score=1.0,
-        support="partial",
-        covered=frozenset(covered),
-    )
-
-
 async def test_the_judge_reads_typos_as_the_quotes_write_them() -> None:
-    analyzer = QuestionAnalyzer(TextAnalyzer())
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=None,  # type: ignore[arg-type]  # judging embeds nothing
-        corpus_terms=_Pages({"new", "graduat", "get", "paid", "cpd", "day", "vet", "week"}),
-    )
-    reasoner = ExtractiveReasoner(analyzer=analyzer, scorer=scorer)
-    asked = "how many paid cpd days do new grads get?"
-    state = AgentState(Goal(asked, asked), max_steps=3, sub_questions=[PlannedQuestion(asked)])
+    words = KnownWords({"new", "graduat", "get", "paid", "cpd", "day", "vet", "week"})
     # two partial quotes, as the scorer judged them: its coverage has the quote's
     # "graduat" for the question's "grads"
-    state.evidence = [
-        _partial("New graduates get an extra week.", {"new", "graduat", "get"}),
-        _partial("Vets get 5 paid CPD days.", {"pay", "cpd", "day", "get"}),
+    quotes = [
+        partial_quote("New graduates get an extra week.", {"new", "graduat", "get"}),
+        partial_quote("Vets get 5 paid CPD days.", {"pay", "cpd", "day", "get"}),
     ]
-    judgement = await reasoner.judge(state, [0])
     # (read as "grad", it is missing: one of two rare words, and the share falls short)
-    assert judgement.answered == {0}
+    assert await judged_answered("how many paid cpd days do new grads get?", quotes, words)
 
 
 def test_a_sum_is_held_by_a_threshold() -> None:
