@@ -31,6 +31,7 @@ from agent.retrieval.fusion import (
     recency_weighted,
 )
 from agent.retrieval.rerank import Reranker
+from agent.retrieval.spelling import QuerySpeller
 from store.corpus import CorpusReader
 from store.embedding import Embedder
 from store.filters import NO_FILTER, ChunkFilter
@@ -77,6 +78,9 @@ class HybridOptions:
     # "auto": weight by recency only when the question asks about what is recent.
     recency_mode: Literal["auto", "always", "never"] = "auto"
     recency: RecencyOptions = field(default_factory=RecencyOptions)
+    # Respell a query's typos as the pages spell them before searching
+    # (agent/retrieval/spelling.py): "float differntial" finds the "float differential".
+    spell: bool = True
 
 
 @dataclass(slots=True)
@@ -113,6 +117,8 @@ class HybridRetriever:
         self._reranker = reranker
         self._options = options or HybridOptions()
         self._filter = search_filter
+        speller = QuerySpeller(keyword_search.analyzer, keyword_search)
+        self._speller = speller if self._options.spell else None
 
     async def retrieve(
         self, query: str, *, limit: int = 10, where: ChunkFilter | None = None
@@ -136,6 +142,8 @@ class HybridRetriever:
     ) -> HybridResult:
         where = self._filter if where is None else where
         timings: dict[str, float] = {}
+        if self._speller is not None:
+            query = self._speller.corrected(query, version=self._keyword.version)
         (found, pairs), query_vector, vector_hits = await self._candidates(query, where, timings)
         keyword = found.top
         vector = [(h.chunk_id, h.score) for h in vector_hits]

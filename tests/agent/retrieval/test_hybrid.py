@@ -274,3 +274,19 @@ async def test_the_keyword_stage_finds_the_same_beside_the_vector_stage_or_befor
             ids = [[c for c, _ in stage] for stage in (result.vector, result.fused)]
             results.setdefault(overlap, []).append((result.keyword, result.pairs, ids))
     assert results["off"] == results["vector"] == results["all"]
+
+
+async def test_a_typo_is_searched_as_the_pages_spell_it(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    """'reciepts' is no word any page has, so BM25 finds nothing by it; respelled as the
+    index's "receipts" (one swap away), its keyword list holds the travel page's chunk."""
+    _, keyword = parts
+    await keyword.refresh()
+    travel = [h.chunk_id for h in await keyword.search("receipts", limit=1)]
+    spelled = await retriever(pool, embedder, parts).search("reciepts")
+    as_written = await retriever(pool, embedder, parts, options=HybridOptions(spell=False)).search(
+        "reciepts"
+    )
+    assert travel and [c for c, _ in spelled.keyword] == travel
+    assert as_written.keyword == []
