@@ -10,6 +10,7 @@ abbreviations, nothing guessed.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from store.text_forms import link_text
 
@@ -38,6 +39,7 @@ def defined_abbreviations(text: str) -> dict[str, str]:
 
 _WRITTEN_INITIALISM = re.compile(r"\b([A-Z]{3,6})s?\b")
 _USED_INITIALISM = re.compile(r"\b([A-Z]{2,6})s?\b")
+_CHAT_INITIALISM = re.compile(r"\b([a-z]{3,6})\b")
 # Words no name is made of: "How to request" (twice, in headings) is no "HR".
 _NOT_NAME_WORDS = _SKIPPED | frozenset(
     """how what when where who why which this that these those with from your you our
@@ -73,7 +75,9 @@ def used_abbreviations(text: str) -> dict[str, str]:
     return found
 
 
-def implied_abbreviations(asked: str, text: str) -> dict[str, str]:
+def implied_abbreviations(
+    asked: str, text: str, *, is_word: Callable[[str], bool] | None = None
+) -> dict[str, str]:
     """`{initialism: full name}` for each initialism `asked` writes ("PTO") that `text`
     neither writes nor defines, but whose letters begin consecutive words it repeats
     ("paid time off", function words skipped as in a definition).
@@ -82,12 +86,16 @@ def implied_abbreviations(asked: str, text: str) -> dict[str, str]:
     the name out. Three letters at least (two-letter initials begin too many word pairs),
     and the name must stand twice in `text` (its title counts): a thing a page is about
     is named more than once, a chance run of initials ("please turn off") rarely is.
+
+    Chat writes initialisms in lower case too ("how much lsl do I get?"): with `is_word`,
+    a lower-case word of three to six letters that is no word counts as one.
     """
     plain = link_text(text)
     words = _NAME_WORD.findall(plain)
     found: dict[str, str] = {}
-    for short in dict.fromkeys(_WRITTEN_INITIALISM.findall(asked)):
-        if re.search(rf"\b{short}\b", plain):
+    chat = [w.upper() for w in _CHAT_INITIALISM.findall(asked) if not is_word(w)] if is_word else []
+    for short in dict.fromkeys([*_WRITTEN_INITIALISM.findall(asked), *chat]):
+        if re.search(rf"\b{short}\b", plain, re.IGNORECASE):
             continue  # written out as is: nothing to imply
         seen: dict[str, int] = {}
         for start in range(len(words)):

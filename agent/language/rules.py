@@ -126,6 +126,9 @@ ASKING_WORDS = frozenset(
     + "particular specif major certain".split()
     # prepositions the stemmer keeps ("besides the leave request", "like $50M")
     + "within among upon via besid except despit toward along like".split()
+    # "onto" is "on to" as one word ("how do I get onto the rota?"), which the stop list
+    # drops when written apart
+    + "onto".split()
     # how a chat message hedges or sets its tone, not its topic ("do I really have to",
     # "I just got", "can I actually"): Slack questions carry these, pages never answer them
     + "just realli actual got anyway pleas ani folk thank".split()
@@ -569,6 +572,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         re.compile(r"\b(\d+)\s?(?:wks?)\b", re.I),
         r"\1 weeks",
         "'2 wks' is '2 weeks'",
+    ),
+    (
+        re.compile(r"\b(?:hrs|Hrs)\b"),
+        "hours",
+        "'how many hrs a week' is 'hours' (the plural, in lower case: 'HR' alone is HR)",
+    ),
+    (
+        re.compile(r"\bmins\b", re.I),
+        "minutes",
+        "'mins' is 'minutes' ('min' alone is as often 'minimum')",
+    ),
+    (
+        re.compile(r"\bxmas\b", re.I),
+        "Christmas",
+        "'xmas' is 'Christmas'",
     ),
     (
         re.compile(r"\bot\b", re.I),

@@ -571,7 +571,7 @@ class EvidenceScorer:
         aliases += tuple(
             (self.stems(name), self.stems(short))
             for short, name in implied_abbreviations(
-                question.text, f"{passage.title}\n{passage.text}"
+                question.text, f"{passage.title}\n{passage.text}", is_word=english
             ).items()
         )
         found = []

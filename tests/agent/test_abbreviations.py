@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from agent.language.abbreviations import defined_abbreviations, implied_abbreviations
 from agent.language.questions import QuestionAnalyzer
+from agent.language.typos import english
 from agent.reasoners.evidence import EvidenceScorer
 from tests.agent.test_hops import passage
 
@@ -48,6 +49,16 @@ def test_an_initialism_the_page_spells_out_twice_is_implied() -> None:
     assert implied_abbreviations("PTO?", PTO_PAGE + " PTO is paid.") == {}
     assert implied_abbreviations("PTO?", "Please turn off the lights.") == {}
     assert implied_abbreviations("Does HR know?", "Human resources. Human resources.") == {}
+
+
+def test_an_initialism_chat_writes_in_lower_case_is_implied_when_it_is_no_word() -> None:
+    page = "Long service leave\n\nLong service leave accrues after 10 years."
+    asked = "how much extra lsl do you get every 5 yrs"
+    assert implied_abbreviations(asked, page, is_word=english) == {"LSL": "long service leave"}
+    # Without a lexicon, or written as is, or an English word ("leg"): nothing.
+    assert implied_abbreviations(asked, page) == {}
+    assert implied_abbreviations(asked, page + " Ask about lsl.", is_word=english) == {}
+    assert implied_abbreviations("my leg", "Long easy gait. Long easy gait.", is_word=english) == {}
 
 
 @given(

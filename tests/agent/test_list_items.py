@@ -161,6 +161,10 @@ def test_chat_words_are_read_as_meant() -> None:
     assert chat_spelled("can u book w/o approval") == "can you book without approval"
     assert chat_spelled("Part U of the form") == "Part U of the form"
     assert chat_spelled("im off tmrw, 12 ppl this yr") == "I'm off tomorrow, 12 people this year"
+    assert chat_spelled("how many hrs a week, 30 mins at xmas") == (
+        "how many hours a week, 30 minutes at Christmas"
+    )
+    assert chat_spelled("ask the HRs") == "ask the HRs"  # upper case: HR, not hours
 
 
 def test_a_sentence_pointing_back_is_quoted_with_the_one_before() -> None:

@@ -278,3 +278,8 @@ def test_a_word_no_page_has_is_searched_as_the_pages_write_it(
     assert scorer.split_unknown("underperforming") == "under performing"
     assert scorer.split_unknown("employees") == "employees"  # a word the pages have
     assert scorer.split_unknown("outperforming") == "outperforming"  # "out" is no word here
+
+
+def test_onto_is_a_preposition_not_a_topic(analyzer: QuestionAnalyzer) -> None:
+    question = analyzer.analyse("how do I get onto the on-call rota?")
+    assert "rota" in question.key_terms and "onto" not in question.key_terms
