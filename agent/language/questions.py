@@ -354,7 +354,9 @@ class QuestionAnalyzer:
             answer_type=kind,
             # A negation in the scene ("my authorization never got approved. what now?")
             # tells the asker's situation; only one in the asking part says what is asked.
-            negated=any(_NEGATION.search(s) for s in asking_sentences(text)),
+            # A negation in the asker's case ("spilled something I'm not sure about, who
+            # do I call?") is not what is asked: only the asking core's counts.
+            negated=any(_NEGATION.search(ask_core(s)) for s in asking_sentences(text)),
             pairs=tuple(dict.fromkeys(pairs)),
             context=telling | (supplied & set(terms)),
             qualifiers=frozenset(
@@ -375,11 +377,16 @@ class QuestionAnalyzer:
 
     def _name_stems(self, text: str) -> list[str]:
         words = WORD.findall(text)
+        days = {m.group(1).casefold() for m in _DAY_OF_MONTH.finditer(text)}
         named = [
             w
             for i, w in enumerate(words)
             if (i > 0 and w[:1].isupper())
-            or (_named(w) and not _counts_times(w, words[i + 1 : i + 2]))
+            or (
+                _named(w)
+                and not _counts_times(w, words[i + 1 : i + 2])
+                and w.casefold() not in days
+            )
         ]
         return self.stems(" ".join(named))
 
@@ -539,6 +546,13 @@ def _counts_times(word: str, after: list[str]) -> bool:
 
 
 _ORDINAL = re.compile(r"^\d+(?:st|nd|rd|th)$", re.I)
+# An ordinal standing alone ("approved on the 25th - when ...", "by the 3rd?", "the 1st
+# of the month") is a day of the month the asker states: a quantity, as "the 2nd time"
+# is. Before a noun it names something ("the 9th century", "the 3rd floor").
+_DAY_OF_MONTH = re.compile(
+    r"\b(\d{1,2}(?:st|nd|rd|th))\b(?=\s*(?:[-\u2013\u2014,;:.!?)]|$)|\s+of\s+(?:the|each|every)\s+month)",
+    re.I,
+)
 _YEAR = re.compile(r"^(?:1[0-9]|20)\d\d$")
 _QUANTITY = re.compile(
     r"^\d[\d,.]*(?:k|m|bn|%|x|-?(?:hours?|hrs?|minutes?|mins?|days?|weeks?|months?|years?|"

@@ -295,6 +295,14 @@ ROLE_MODIFIERS = frozenset(
 LOCATIVE_PREPOSITIONS = frozenset(
     """in at near inside outside across throughout within around""".split()
 )
+# Prepositions the stop list lacks: the word before a noun that is one of these ("the
+# shuttle runs between Lot R and ...") is no modifier making another kind of the noun
+# than the question's ("the remote lot").
+PREPOSITIONS = frozenset(
+    """between after before during under over within without across behind beyond near
+    per via among amid upon toward towards against along around throughout until till
+    since except besides past onto inside outside beneath below above beside""".split()
+)
 # Abbreviations a full stop ends inside a name ("Dr. Jane Smith", "St. Louis", "Acme
 # Inc. Europe"): after any other word, ". " followed by a capital starts a sentence.
 NAME_ABBREVIATIONS = frozenset(
@@ -394,10 +402,14 @@ FREQUENCY = re.compile(
 
 # Narrower kinds of number and time: a question that says which kind wants a span of that
 # kind. Each: (the question asks, a span must match, why).
+# What a percentage and a sum of money are written with (REFINEMENTS): a percentage
+# asked of a sum ("what percentage is the service charge?") is the percentage alone.
+PERCENT_WRITTEN = _re(r"%|\bpercent")
+MONEY_WRITTEN = _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b")
 REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     (
-        _re(r"\b(?:percent|percentage|%)"),
-        _re(r"%|\bpercent"),
+        _re(r"\b(?:percent|percentage)|%"),
+        PERCENT_WRITTEN,
         "a percentage is not a count: 'what percentage' is not answered by '1'",
     ),
     (
@@ -410,7 +422,7 @@ REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
             r"\b(?:cost|costs|price|budget|fee|fees|charge|charges|salary|billing rate|hourly rate|"
             r"how much money|dollars?|reimburse\w*|per diem)\b"
         ),
-        _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b"),
+        MONEY_WRITTEN,
         "an amount of money is written with its currency",
     ),
 )
@@ -582,6 +594,11 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         re.compile(r"\bmins\b", re.I),
         "minutes",
         "'mins' is 'minutes' ('min' alone is as often 'minimum')",
+    ),
+    (
+        re.compile(r"\b(what|which)\s*%", re.I),
+        r"\1 percentage",
+        "'what % is the service charge' asks for a percentage, as 'what percentage' does",
     ),
     (
         re.compile(r"\bxmas\b", re.I),

@@ -30,12 +30,14 @@ from agent.language.rules import (
     FREQUENCY,
     FREQUENCY_ASKED,
     LOCATIVE_PREPOSITIONS,
+    MONEY_WRITTEN,
     MONTHS,
     NAME_ABBREVIATIONS,
     NUMBER_LEADS,
     NUMBER_WORDS,
     ORDINALS,
     ORGANISATION_NOUNS,
+    PERCENT_WRITTEN,
     POLARITY,
     QUALIFIERS,
     REFINEMENTS,
@@ -117,7 +119,10 @@ _PHONE = re.compile(
     r"(?<!\w)\+?\(?\d{3}\)?[\s.-]\d{3}[\s.-]\d{4}(?!\w)|"
     # an international number, written with its country code ("+31 20 555 0199",
     # "+44 20 7946 0958"): a "+", the country code, then groups of digits (h22)
-    r"(?<![\w+])\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}(?!\w)"
+    r"(?<![\w+])\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}(?!\w)|"
+    # an internal line ("call the staffing office at ext. 4410", "extension 2200"): the
+    # number a workplace's own phones dial
+    r"(?<!\w)(?:ext\.?|extension)\s?\d{2,6}(?!\w)"
 )
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$", re.M)
 _CAPITALISED = re.compile(
@@ -174,6 +179,10 @@ def _first_span(
 ) -> str:
     asked = {fold(w) for w in WORD.findall(question)}
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
+    if PERCENT_WRITTEN in wanted:
+        # "what percentage is the service charge?": "22% of the food and beverage total",
+        # a share of the sum, with no currency of its own.
+        wanted = [w for w in wanted if w is not MONEY_WRITTEN]
     if FREQUENCY_ASKED.search(question):
         wanted.append(FREQUENCY)
     for finder in _FINDERS.get(kind, (_entity,)):

@@ -38,7 +38,7 @@ from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.ranges import bounded, held
-from agent.language.rules import COUNT_STEM, EQUIVALENT_WORDS, OPPOSITE
+from agent.language.rules import COUNT_STEM, EQUIVALENT_WORDS, OPPOSITE, PREPOSITIONS
 from agent.language.scenes import cased, particulars, stated_quantities
 from agent.language.spans import (
     constraints_met,
@@ -150,6 +150,7 @@ class EvidenceScorer:
         self._vectors = vectors
         self._options = options or EvidenceOptions()
         self._corpus_terms = corpus_terms
+        self._prepositions = frozenset(analyzer.stems(" ".join(sorted(PREPOSITIONS))))
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._phrases: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
         # The same passages come back question after question: their definitions too.
@@ -653,7 +654,9 @@ class EvidenceScorer:
             or (question.answer_type != "yes_no" and says_the_opposite(question.text, unit.text))
             or any(
                 modifier not in own
-                and _other_kind(head, modifier, self._phrase_words(unit.text), asked)
+                and _other_kind(
+                    head, modifier, self._phrase_words(unit.text), asked | self._prepositions
+                )
                 for modifier, head in phrases
                 if not bridged  # a bridge's page describes the bridge, not the question
             )

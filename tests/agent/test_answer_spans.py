@@ -76,6 +76,20 @@ from agent.language.typos import corrections, edit_distance
             "travel@example.gov",
         ),
         (
+            # an internal line is a number to call
+            "who do i call to call out sick?",
+            "If you are sick, call the staffing office at ext. 4410 at least 2 hours before.",
+            "contact",
+            "ext. 4410",
+        ),
+        (
+            # "what %" asks for a percentage
+            "what % is the service charge we add on weddings",
+            "At Saltmarsh the event service charge is 22% of the food and beverage total.",
+            "number",
+            "22% of the food",
+        ),
+        (
             "Can I telework without approval?",
             "Telework requires supervisor approval.",
             "yes_no",

@@ -283,3 +283,34 @@ def test_a_word_no_page_has_is_searched_as_the_pages_write_it(
 def test_onto_is_a_preposition_not_a_topic(analyzer: QuestionAnalyzer) -> None:
     question = analyzer.analyse("how do I get onto the on-call rota?")
     assert "rota" in question.key_terms and "onto" not in question.key_terms
+
+
+def test_a_day_of_the_month_the_asker_states_is_no_name(analyzer: QuestionAnalyzer) -> None:
+    """'approved on the 25th' is the asker's day, which the page bounds in its own terms
+    ('approved by the 20th'); before a noun an ordinal still names something."""
+    assert analyzer.analyse("Expenses approved on the 25th - when are they paid?").names == ()
+    assert analyzer.analyse("is pay on the 1st of the month?").names == ()
+    assert analyzer.analyse("What treaty was signed in the 9th century?").names == ("9th",)
+
+
+def test_only_a_negation_in_what_is_asked_makes_the_question_negated(
+    analyzer: QuestionAnalyzer,
+) -> None:
+    assert analyzer.analyse("What is not covered by the dental plan?").negated
+    # The asker's case, not what is asked: the page says "any spill you are unsure about".
+    assert not analyzer.analyse("spilled something i'm not sure about, who do i call").negated
+    assert not analyzer.analyse("if I don't submit on time, what happens?").negated
+
+
+async def test_a_preposition_before_the_noun_names_no_other_kind_of_it(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    """'between Lot R and ...' speaks of a lot without saying which kind; 'the staff lot'
+    is another kind than the 'remote lot' asked about."""
+    shuttle = "The shuttle runs between Lot R and the North Tower every 15 minutes."
+    staff = "The staff lot shuttle runs every 30 minutes."
+    remote = "Night staff park in the remote lot."  # a page saying "remote lot" as a phrase
+    supports = await _supports(
+        embedder, "how often does the shuttle from the remote lot run?", shuttle, staff, remote
+    )
+    assert shuttle in supports and staff not in supports
