@@ -26,6 +26,7 @@ from agent.language.rules import (
     LIGHT_VERB_PARTICLES,
     LIGHT_VERBS,
     MONEY_NOUNS,
+    PHRASAL_PARTICLES,
     QUALIFIERS,
     TYPE_NOUNS,
 )
@@ -316,7 +317,7 @@ class QuestionAnalyzer:
         text = chat_spelled(" ".join(question.split()))
         content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1\2", text))
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
-        content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
+        content = PHRASAL_PARTICLES.sub(r"\1", _LIGHT_VERB_PARTICLE.sub(r"\1", content))
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
         how_put = ASKING_WORDS | self._light_verbs  # a verb names no kind of thing

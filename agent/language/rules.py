@@ -455,6 +455,17 @@ LIGHT_VERBS = frozenset(
     # "bring a visitor" moves someone as "go" and "come" move oneself; pages say
     # "register visitors"
     + "bring brings bringing brought".split()
+    # "what form do I fill out?", "fill in a work diary": the form is the topic; pages
+    # say "complete a Vehicle Incident Report", "keep a Work Diary"
+    + "fill fills filling filled".split()
+    # "where is orientation held?" asks where it is; pages say "in the Atlas room"
+    + "hold holds holding held".split()
+    # "can the charge nurse make me take charge?", "make a claim": pages say "may ask
+    # you to", "submit a claim"
+    + "make makes making made".split()
+    # "a school wants a storytime visit", "my parents want to stay": the wish is the
+    # asker's, as "need" is; pages say "may request", "receive"
+    + "want wants wanting wanted".split()
 )
 
 # Irregular past forms read as their verb (surface forms → the verb): the stemmer makes
@@ -528,6 +539,16 @@ IRREGULAR_FORMS: MappingProxyType[str, str] = MappingProxyType(
 # how the verb is put, no topic of its own. As a key term it weighs most in a knowledge
 # base that never writes it ("out", "up"), exactly like the verb (h22).
 LIGHT_VERB_PARTICLES = frozenset("out up off back over down away through".split())
+# Particles that make a phrasal verb of any verb ("find out", "pick up", "write up",
+# "build up", "lose out", "paid back"): part of the verb, never the topic, which pages
+# put with another verb ("are announced", "collect", "prescribe", "accrue"). "back"
+# after a determiner is the body part ("my back"); "off", "over" and "down" name things
+# too ("time off", "carry over", "the system is down").
+PHRASAL_PARTICLES = re.compile(
+    r"\b(?!(?:my|your|his|her|our|their|the|a|an|lower|upper|bad)\b)([A-Za-z]+)\s+"
+    r"(?:up|out|away|back)\b",
+    re.I,
+)
 
 # How chat spells a question word without its apostrophe ("whats the max?", "hows the
 # rota set?"): read as written with it, so the question's type and asking words are

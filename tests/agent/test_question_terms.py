@@ -314,3 +314,23 @@ async def test_a_preposition_before_the_noun_names_no_other_kind_of_it(
         embedder, "how often does the shuttle from the remote lot run?", shuttle, staff, remote
     )
     assert shuttle in supports and staff not in supports
+
+
+def test_a_phrasal_verbs_particle_is_part_of_the_verb(analyzer: QuestionAnalyzer) -> None:
+    """'find out' is 'find'; the page says 'closures are announced by 6:00'."""
+    assert "out" not in analyzer.analyse("when do we find out about snow closures").key_terms
+    assert "up" not in analyzer.analyse("where do i pick up a hard hat").key_terms
+    assert "back" not in analyzer.analyse("how do I get paid back for a renewal").key_terms
+    assert "back" in analyzer.analyse("my back hurts, who do I tell").key_terms  # a body part
+
+
+def test_filling_holding_making_and_wanting_are_light_verbs(analyzer: QuestionAnalyzer) -> None:
+    """The form, the event, the visit are the topic; pages say 'complete', 'is in the Atlas
+    room', 'may request'."""
+    for question, verb in [
+        ("what form do I fill out?", "fill"),
+        ("where is orientation held?", "hold"),
+        ("can the charge nurse make me take charge?", "make"),
+        ("a school wants a storytime visit, how far ahead?", "want"),
+    ]:
+        assert verb in analyzer.analyse(question).light_verbs, question
