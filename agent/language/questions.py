@@ -114,6 +114,8 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"\b(?:(?:what|which)(?:'s| is| are)? (?:the |their |its |his |her |your )?"
             r"(?:e-?mail(?: address)?|url|link|website|web ?site|phone(?: number)?|"
             r"slack channel|channel|handle|address|contact)|"
+            # "what's the number for facilities?" asks for a phone number, not a count
+            r"what(?:'s| is) the number (?:for|to call|to ring)|"
             r"(?:who|where) (?:do|should|can|could) (?:i|we|you) (?:contact|email|e-mail|"
             r"reach|message|ask|call|ping)|"
             # "how do I reach the security team?" asks where to write, not for steps

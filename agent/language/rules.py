@@ -622,6 +622,26 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "'what % is the service charge' asks for a percentage, as 'what percentage' does",
     ),
     (
+        re.compile(r"\bthru\b", re.I),
+        "through",
+        "'thru' is chat's 'through'",
+    ),
+    (
+        re.compile(r"\btil\b", re.I),
+        "until",
+        "'til' is chat's 'until'",
+    ),
+    (
+        re.compile(r"\bw(?= [a-z])"),
+        "with",
+        "'swap a shift w another nurse': a lower-case 'w' before a word is 'with' ('W' is a name)",
+    ),
+    (
+        re.compile(r"\b(kick|kicks|kicked)\s+in\b", re.I),
+        "start",
+        "'when does my insurance kick in' asks when it starts, which pages say as 'begins'",
+    ),
+    (
         re.compile(r"\bxmas\b", re.I),
         "Christmas",
         "'xmas' is 'Christmas'",

@@ -83,6 +83,13 @@ from agent.language.typos import corrections, edit_distance
             "ext. 4410",
         ),
         (
+            # "the number for" someone is a phone number, not a count
+            "water is dripping thru the ceiling, whats the number for facilities",
+            "For leaks, call the Facilities hotline at 312-555-0147 at any hour.",
+            "contact",
+            "312-555-0147",
+        ),
+        (
             # "what %" asks for a percentage
             "what % is the service charge we add on weddings",
             "At Saltmarsh the event service charge is 22% of the food and beverage total.",

@@ -165,6 +165,12 @@ def test_chat_words_are_read_as_meant() -> None:
         "how many hours a week, 30 minutes at Christmas"
     )
     assert chat_spelled("ask the HRs") == "ask the HRs"  # upper case: HR, not hours
+    assert chat_spelled("swap w another nurse thru the app til friday") == (
+        "swap with another nurse through the app until friday"
+    )
+    assert chat_spelled("when does my insurance kick in? Building W") == (
+        "when does my insurance start? Building W"
+    )
 
 
 def test_a_sentence_pointing_back_is_quoted_with_the_one_before() -> None:
