@@ -357,9 +357,7 @@ class QuestionAnalyzer:
             answer_type=kind,
             # A negation in the scene ("my authorization never got approved. what now?")
             # tells the asker's situation; only one in the asking part says what is asked.
-            # A negation in the asker's case ("spilled something I'm not sure about, who
-            # do I call?") is not what is asked: only the asking core's counts.
-            negated=any(_NEGATION.search(ask_core(s)) for s in asking_sentences(text)),
+            negated=any(_NEGATION.search(s) for s in asking_sentences(text)),
             pairs=tuple(dict.fromkeys(pairs)),
             context=telling | (supplied & set(terms)),
             qualifiers=frozenset(

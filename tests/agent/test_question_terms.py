@@ -293,15 +293,6 @@ def test_a_day_of_the_month_the_asker_states_is_no_name(analyzer: QuestionAnalyz
     assert analyzer.analyse("What treaty was signed in the 9th century?").names == ("9th",)
 
 
-def test_only_a_negation_in_what_is_asked_makes_the_question_negated(
-    analyzer: QuestionAnalyzer,
-) -> None:
-    assert analyzer.analyse("What is not covered by the dental plan?").negated
-    # The asker's case, not what is asked: the page says "any spill you are unsure about".
-    assert not analyzer.analyse("spilled something i'm not sure about, who do i call").negated
-    assert not analyzer.analyse("if I don't submit on time, what happens?").negated
-
-
 async def test_a_preposition_before_the_noun_names_no_other_kind_of_it(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
