@@ -458,8 +458,6 @@ LIGHT_VERBS = frozenset(
     # "what form do I fill out?", "fill in a work diary": the form is the topic; pages
     # say "complete a Vehicle Incident Report", "keep a Work Diary"
     + "fill fills filling filled".split()
-    # "where is orientation held?" asks where it is; pages say "in the Atlas room"
-    + "hold holds holding held".split()
     # "can the charge nurse make me take charge?", "make a claim": pages say "may ask
     # you to", "submit a claim"
     + "make makes making made".split()
