@@ -10,8 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Mapping
+from typing import Protocol
 
 from wordnet_lookup import is_wordnet_term
+
+
+class CorpusTerms(Protocol):
+    """What the knowledge base as a whole says of a term (the keyword index answers)."""
+
+    def rarity(self, terms: Iterable[str]) -> dict[str, float]: ...
+
+    def known(self, terms: Iterable[str]) -> set[str]: ...
 
 
 def english(word: str) -> bool:

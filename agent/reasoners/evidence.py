@@ -24,7 +24,7 @@ import re
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Protocol, TypeVar
+from typing import TypeVar
 
 import numpy as np
 
@@ -47,6 +47,7 @@ from agent.language.spans import (
     spells_its_type,
 )
 from agent.language.typos import (
+    CorpusTerms,
     apply,
     clipped,
     corrections,
@@ -63,14 +64,6 @@ from store.corpus import ChunkSpan
 from store.text_forms import WORD
 
 T = TypeVar("T")
-
-
-class CorpusTerms(Protocol):
-    """What the knowledge base as a whole says of a term (the keyword index answers)."""
-
-    def rarity(self, terms: Iterable[str]) -> dict[str, float]: ...
-
-    def known(self, terms: Iterable[str]) -> set[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -910,18 +903,19 @@ _POINTS_BACK = re.compile(
 
 
 def _other_kind(
-    head: str, modifier: str, words: tuple[str | None, ...], asked: Iterable[str] = ()
+    head: str, modifier: str, words: tuple[str | None, ...], no_modifiers: Iterable[str] = ()
 ) -> bool:
     """Whether `words` name `head` with a modifier other than `modifier` ("sick leave"):
-    a word right before it in the text, not one a stop word stands between, nor another
-    word of the question ("unused budget" for "unused learning budget" is the same one)."""
-    asked = frozenset(asked)
+    a word right before it in the text, not one a stop word stands between, nor one of
+    `no_modifiers`: another word of the question ("unused budget" for "unused learning
+    budget" is the same one) or a preposition ("runs between Lot R")."""
+    no_modifiers = frozenset(no_modifiers)
     return any(
         w == head
         and i > 0
         and words[i - 1] is not None
         and words[i - 1] != modifier
-        and words[i - 1] not in asked
+        and words[i - 1] not in no_modifiers
         for i, w in enumerate(words)
     )
 

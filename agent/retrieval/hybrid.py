@@ -117,8 +117,9 @@ class HybridRetriever:
         self._reranker = reranker
         self._options = options or HybridOptions()
         self._filter = search_filter
-        speller = QuerySpeller(keyword_search.analyzer, keyword_search)
-        self._speller = speller if self._options.spell else None
+        self._speller = (
+            QuerySpeller(keyword_search.analyzer, keyword_search) if self._options.spell else None
+        )
 
     async def retrieve(
         self, query: str, *, limit: int = 10, where: ChunkFilter | None = None

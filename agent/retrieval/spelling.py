@@ -17,22 +17,13 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from typing import Protocol
 
-from agent.language.typos import english
+from agent.language.typos import CorpusTerms, english
 from store.text_analysis import TextAnalyzer
 
 
-class IndexWords(Protocol):
-    """The keyword index's terms (store.keyword_search.KeywordSearch)."""
-
-    def known(self, terms: list[str]) -> set[str]: ...
-
-    def rarity(self, terms: list[str]) -> dict[str, float]: ...
-
-
 class QuerySpeller:
-    def __init__(self, analyzer: TextAnalyzer, words: IndexWords) -> None:
+    def __init__(self, analyzer: TextAnalyzer, words: CorpusTerms) -> None:
         self._analyzer = analyzer
         self._words = words
         # word → its respelling ("" for none): a question's rewrites repeat its words.
@@ -41,12 +32,22 @@ class QuerySpeller:
     def corrected(self, query: str, *, version: int | None = None) -> str:
         """`query` with each typo replaced by the spelling the pages have; `version` (the
         index's) keys the memo, so a reindex that adds a word is seen."""
-        return _WORD.sub(lambda m: self._respelled(m.group(), version), query)
+        tried = 0
+
+        def respelled(match: re.Match[str]) -> str:
+            nonlocal tried
+            word = match.group()
+            # Lower case only: a capitalised word may be a name, an upper-case one an
+            # initialism. A question has a few words to mend; a pasted log of thousands
+            # of unknown words is searched as written past the first ones.
+            if len(word) < _SHORTEST or not word.islower() or tried >= _MOST_TRIED:
+                return word
+            tried += 1
+            return self._respelled(word, version)
+
+        return _WORD.sub(respelled, query)
 
     def _respelled(self, word: str, version: int | None) -> str:
-        # Lower case only: a capitalised word may be a name, an upper-case one an initialism.
-        if len(word) < _SHORTEST or not word.islower():
-            return word
         key = (version, word)
         if key not in self._seen:
             self._seen[key] = self._spelling(word)
@@ -95,3 +96,5 @@ _LETTERS = "abcdefghijklmnopqrstuvwxyz"
 # Shorter words have many words of the pages one edit away by chance ("hsa", "has").
 _SHORTEST = 5
 _REMEMBERED = 10_000
+# Words of one query looked up at most (each unknown one costs ~50 stems per letter).
+_MOST_TRIED = 32

@@ -3,8 +3,13 @@ with the index's own analyzer and a fake of the index's words."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent.language.typos import edit_distance
 from agent.retrieval.spelling import QuerySpeller
 from store.text_analysis import TextAnalyzer
 
@@ -21,6 +26,9 @@ class IndexWords:
 
     def rarity(self, terms: Iterable[str]) -> dict[str, float]:
         return {t: 1.0 / self._counts[t] for t in terms}
+
+
+WORDS = re.compile(r"[^\W\d_]+")
 
 
 def speller(**counts: int) -> QuerySpeller:
@@ -50,3 +58,21 @@ def test_of_two_spellings_one_edit_away_the_commoner_wins_and_a_tie_wins_nothing
     assert speller(format=9, forma=1).corrected("fromat") == "format"
     assert speller(format=3, forum=3).corrected("foramt") == "format"  # only "format" is one edit
     assert speller(bakes=2, bikes=2).corrected("bxkes") == "bxkes"
+
+
+def test_a_pasted_wall_of_unknown_words_is_searched_as_written_past_the_first_ones() -> None:
+    fix = speller(receipts=2)
+    mended = fix.corrected(" ".join(["reciept"] * 40)).split()
+    assert mended == ["receipt"] * 32 + ["reciept"] * 8
+    wall = " ".join(f"zq{i:05d}xw" for i in range(5_000))  # 50k characters no page has
+    assert fix.corrected(wall) == wall
+
+
+@given(st.text(max_size=300))
+def test_respelling_changes_only_whole_words_each_by_one_edit(query: str) -> None:
+    fix = speller(receipts=2, differential=3, format=9, forum=1)
+    mended = fix.corrected(query)
+    before, after = WORDS.split(query), WORDS.split(mended)
+    assert before == after  # everything between the words is kept as written
+    for old, new in zip(WORDS.findall(query), WORDS.findall(mended), strict=True):
+        assert old == new or edit_distance(old, new, 1) == 1
