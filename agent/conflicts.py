@@ -17,6 +17,7 @@ answer then shows both, with their dates, and says which is more recent.
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -158,7 +159,16 @@ def _one_change(a: str, b: str) -> tuple[list[str], list[str]] | None:
     """The words of the one stretch `b` changes in `a` (each side's), when `b` is `a` said
     again with one short stretch changed and most words kept in order; else None."""
     words_a, words_b = WORD.findall(a), WORD.findall(b)
-    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    longer = max(len(words_a), len(words_b))
+    # Two cheap bounds first (most sentences compared are another statement altogether):
+    # one short stretch changed moves the length by at most its own, and the words kept
+    # in order are never more than the words the two have in common.
+    if abs(len(words_a) - len(words_b)) > _MAX_NAME_WORDS:
+        return None
+    folded_a, folded_b = [fold(w) for w in words_a], [fold(w) for w in words_b]
+    if (Counter(folded_a) & Counter(folded_b)).total() < _SAME_STATEMENT * longer:
+        return None
+    matcher = SequenceMatcher(None, folded_a, folded_b)
     changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
     if len(changed) != 1:
         return None
@@ -166,7 +176,7 @@ def _one_change(a: str, b: str) -> tuple[list[str], list[str]] | None:
     if max(i2 - i1, j2 - j1) > _MAX_NAME_WORDS:
         return None
     shared = sum(block.size for block in matcher.get_matching_blocks())
-    if shared < _SAME_STATEMENT * max(len(words_a), len(words_b)):
+    if shared < _SAME_STATEMENT * longer:
         return None
     return words_a[i1:i2], words_b[j1:j2]
 

@@ -25,7 +25,7 @@ from agent.reasoners.base import DraftClaim
 from agent.retrieval.dense import Retriever
 from agent.retrieval.reading import Passage
 from agent.run_recorder import RunRecorder
-from agent.sentences import sentences
+from agent.sentences import SentenceSplitter
 from agent.state import AgentState, Evidence, SourceRead
 from store.corpus import ChunkSpan
 from store.vector_search import ChunkHit
@@ -58,9 +58,11 @@ class Corroborator:
         retriever: Retriever,
         stems: Callable[[str], frozenset[str]],
         recorder: RunRecorder,
+        splitter: SentenceSplitter,
         options: CorroborationOptions | None = None,
     ) -> None:
         self.state = state
+        self._splitter = splitter
         self._chunks = chunks
         self._retriever = retriever
         self._stems = stems
@@ -129,7 +131,7 @@ class Corroborator:
         for hit in hits:
             if hit.document_id == quoted.document_id:
                 continue
-            for text in _statements(hit.text):
+            for text in _statements(self._splitter, hit.text):
                 if not restated_with_one_change(quoted.quote, text):
                     continue
                 candidate = _evidence(quoted, hit, text)
@@ -141,12 +143,12 @@ class Corroborator:
         return None
 
 
-def _statements(text: str) -> list[str]:
+def _statements(splitter: SentenceSplitter, text: str) -> list[str]:
     """Each sentence of `text`, and each two adjacent ones: a quote of two sentences, or
     a copy whose changed value ends in a full stop ("KKR & Co. L.P. …" against
     "Pavel Alexandrov. L.P. …"), is compared with the same stretch of the other page."""
     # Short units too: a copy's changed name may stand as a "sentence" of its own.
-    units = list(sentences(text, min_words=1))
+    units = splitter.sentences(text, min_words=1)
     pairs = [text[a.start : b.end] for a, b in itertools.pairwise(units)]
     return [u.text for u in units] + pairs
 

@@ -36,6 +36,7 @@ from agent.retrieval.reading import Reader
 from agent.routes import checked_route
 from agent.run_recorder import RunRecorder, ms_since
 from agent.search_driver import SearchDriver
+from agent.sentences import SentenceSplitter
 from agent.state import AgentState, Goal, PendingQuery
 from store.filters import NO_FILTER, ChunkFilter
 from store.runs import RunOutcome, RunRepository, RunStart
@@ -68,8 +69,12 @@ class AgentLoop:
         runs: RunRepository | None = None,
         options: LoopOptions | None = None,
         corroboration: Retriever | None = None,
+        splitter: SentenceSplitter | None = None,
     ) -> None:
         self._retriever = retriever
+        # Splits the pages corroboration reads; its cache of blocks lives as long as the
+        # loop, since the same chunks come back question after question.
+        self._splitter = splitter or SentenceSplitter()
         # What searches for other pages saying an answer's quote (agent/corroboration.py):
         # the product passes keyword search alone; by default, `retriever`.
         self._corroboration = corroboration or retriever
@@ -186,6 +191,7 @@ class _Run:
             retriever=loop._corroboration,
             stems=loop._stems,
             recorder=self.recorder,
+            splitter=loop._splitter,
         )
 
     async def execute(self) -> Answer:

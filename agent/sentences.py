@@ -74,6 +74,17 @@ class SentenceSplitter:
 
     def split(self, text: str) -> list[Sentence]:
         """Sentences, list items and lead-in + list units of `text`, in reading order."""
+        floor = self._options.min_words
+        return [u for u in self._units(text) if u.kind == "list" or visible_words(u.text) >= floor]
+
+    def sentences(self, text: str, *, min_words: int) -> list[Sentence]:
+        """The sentences and list items of `text` (no lead-in units) of at least
+        `min_words` words, from this splitter's cache of blocks."""
+        return [
+            u for u in self._units(text) if u.kind != "list" and visible_words(u.text) >= min_words
+        ]
+
+    def _units(self, text: str) -> list[Sentence]:
         units: list[Sentence] = []
         heading = ""
         blocks = list(_blocks(text))
@@ -90,8 +101,7 @@ class SentenceSplitter:
             list_unit = self._list_after(text, blocks, index, heading)
             if list_unit is not None:
                 units.append(list_unit)
-        floor = self._options.min_words
-        return [u for u in units if u.kind == "list" or visible_words(u.text) >= floor]
+        return units
 
     def _item_units(self, text: str, block: _Block, heading: str) -> list[Sentence]:
         marker = _LIST_MARKER.match(text[block.start : block.end])
@@ -200,7 +210,4 @@ def visible_words(text: str) -> int:
 
 def sentences(text: str, *, min_words: int = 4) -> Iterator[Sentence]:
     """The sentences and list items of `text` (no lead-in units): for one-off callers."""
-    splitter = SentenceSplitter(SplitOptions(min_words=min_words, cache_blocks=0))
-    for unit in splitter.split(text):
-        if unit.kind != "list":
-            yield unit
+    yield from SentenceSplitter(SplitOptions(cache_blocks=0)).sentences(text, min_words=min_words)

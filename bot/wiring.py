@@ -337,9 +337,10 @@ def build_agent_loop(
     otherwise and as Claude's fallback; runs stored in the pool's agent_runs."""
     analyzer = QuestionAnalyzer(keyword_search.analyzer)
     vectors = SentenceVectors(embedder=embedder, store=SentenceVectorRepository(pool))
+    splitter = SentenceSplitter()
     scorer = EvidenceScorer(
         analyzer=analyzer,
-        splitter=SentenceSplitter(),
+        splitter=splitter,
         vectors=vectors,
         corpus_terms=keyword_search,
     )
@@ -362,6 +363,7 @@ def build_agent_loop(
         runs=RunRepository(pool),
         options=LoopOptions(max_steps=settings.agent_max_steps),
         corroboration=KeywordRetriever(keyword_search),
+        splitter=splitter,
     )
 
 

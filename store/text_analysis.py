@@ -153,7 +153,7 @@ class TitleMentions:
         self._words_of: dict[int, tuple[str, ...]] = {}  # the usable title of each document
         for document_id, title in titles:
             self._add(document_id, title)
-        self._longest = max((len(w) for w in self._documents), default=0)
+        self._lengths = _lengths_by_first_word(self._documents)
 
     def changed(self, titles: Mapping[int, str | None]) -> TitleMentions:
         """A copy with these documents' titles replaced (None: the document is gone); the
@@ -173,7 +173,7 @@ class TitleMentions:
             if words is not None:
                 copy._documents[words] = [*copy._documents.get(words, []), document_id]
                 copy._words_of[document_id] = words
-        copy._longest = max((len(w) for w in copy._documents), default=0)
+        copy._lengths = _lengths_by_first_word(copy._documents)
         return copy
 
     def _add(self, document_id: int, title: str) -> None:
@@ -193,8 +193,10 @@ class TitleMentions:
         """Ids of the documents whose title occurs in `text` as a whole-word phrase."""
         words = _PART.findall(text)
         found: set[int] = set()
-        for length in range(1, self._longest + 1):
-            for start in range(len(words) - length + 1):
+        # Only where a title's first word stands, only as long as such titles are: most
+        # words of a text begin no title.
+        for start, word in enumerate(words):
+            for length in self._lengths.get(word, ()):
                 documents = self._documents.get(tuple(words[start : start + length]))
                 if documents:
                     found.update(documents)
@@ -209,3 +211,11 @@ class TitleMentions:
         return len(word) >= self._options.min_single_word_chars and (
             word.casefold() not in stop_words
         )
+
+
+def _lengths_by_first_word(documents: Mapping[tuple[str, ...], list[int]]) -> dict[str, set[int]]:
+    """For each word that begins a title, the lengths (in words) of the titles it begins."""
+    lengths: dict[str, set[int]] = {}
+    for words in documents:
+        lengths.setdefault(words[0], set()).add(len(words))
+    return lengths

@@ -269,7 +269,7 @@ def _new(span: str, asked: set[str]) -> bool:
 
 # --- finders, each yielding candidate spans in the quote's order -------------------------
 
-Finder = Callable[[str, str], Sequence[str]]
+Finder = Callable[[str, str], Iterable[str]]
 
 
 def _numbers(quote: str, question: str) -> list[str]:
@@ -599,16 +599,10 @@ def _reasons(quote: str, question: str) -> list[str]:
     return [quote[m.start() :].split(".")[0] for m in CAUSE.finditer(quote)]
 
 
-def _entity(quote: str, question: str) -> list[str]:
-    return [
-        *_items(quote, question),
-        *_numbers(quote, question),
-        *_dates(quote, question),
-        *_contacts(quote, question),
-        *_names(quote, question),
-        *_definitions(quote, question),
-        *_steps(quote, question),
-    ]
+def _entity(quote: str, question: str) -> Iterator[str]:
+    # Lazily, finder after finder: the first span that answers ends the search.
+    for finder in (_items, _numbers, _dates, _contacts, _names, _definitions, _steps):
+        yield from finder(quote, question)
 
 
 _FINDERS: dict[str, tuple[Finder, ...]] = {

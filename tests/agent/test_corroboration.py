@@ -7,15 +7,19 @@ from __future__ import annotations
 
 import dataclasses
 from collections.abc import AsyncIterator
+from difflib import SequenceMatcher
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from agent.conflicts import FoundConflict, find_conflicts
+from agent.conflicts import FoundConflict, _one_change, find_conflicts
 from agent.language.questions import QuestionAnalyzer
 from agent.loop import LoopOptions
 from jobs.documents import StaticSource
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
+from store.text_forms import WORD, fold
 from tests.agent.conftest import Built, built_from
 from tests.agent.test_hops import evidence
 from tests.agent.test_name_conflicts import dated_page, stems_of
@@ -147,3 +151,35 @@ def test_pages_whose_changed_number_is_their_own_title_are_no_conflict(
     assert find_conflicts(found, stems=stems, questions=[question]) == []
     found[1] = evidence(2, "VMF-213 (revised)", sentence.format("111"), 1.0)
     assert find_conflicts(found, stems=stems, questions=[question]) != []
+
+
+def _one_change_by_definition(a: str, b: str) -> tuple[list[str], list[str]] | None:
+    """The definition `_one_change` answers, without its shortcuts: one changed stretch
+    of at most `_MAX_NAME_WORDS` words, and three words in four kept in order."""
+    words_a, words_b = WORD.findall(a), WORD.findall(b)
+    matcher = SequenceMatcher(None, [fold(w) for w in words_a], [fold(w) for w in words_b])
+    changed = [op for op in matcher.get_opcodes() if op[0] != "equal"]
+    if len(changed) != 1 or max(changed[0][2] - changed[0][1], changed[0][4] - changed[0][3]) > 8:
+        return None
+    shared = sum(block.size for block in matcher.get_matching_blocks())
+    if shared < 0.75 * max(len(words_a), len(words_b)):
+        return None
+    _, i1, i2, j1, j2 = changed[0]
+    return words_a[i1:i2], words_b[j1:j2]
+
+
+_SENTENCE_WORDS = st.lists(
+    st.sampled_from(["The", "permit", "costs", "$85", "95", "for", "staff", "Denver", "not"]),
+    max_size=24,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(a=_SENTENCE_WORDS, b=_SENTENCE_WORDS, edits=st.integers(0, 3))
+def test_the_shortcuts_of_one_change_never_change_its_answer(
+    a: list[str], b: list[str], edits: int
+) -> None:
+    # Half the pairs are a sentence and an edited copy of it, where the answer is a change.
+    other = b if edits == 0 else [*a[: len(a) // 2], *b[:edits], *a[len(a) // 2 + edits :]]
+    first, second = " ".join(a), " ".join(other)
+    assert _one_change(first, second) == _one_change_by_definition(first, second)

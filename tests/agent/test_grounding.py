@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from agent.grounding import normalise, quote_occurs
+from store.text_forms import link_text
 
 
 def test_a_quote_verifies_despite_different_line_wrapping_and_case() -> None:
@@ -161,3 +163,16 @@ def test_a_run_of_the_chunks_words_dressed_in_a_foreign_link_never_verifies(
     assert quote_occurs(run, chunk)
     assert not quote_occurs(f"[{run}]({url})", chunk)
     assert not quote_occurs(f"{run} {url}", chunk)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=60))
+def test_normalise_spaces_exactly_the_separators_of_any_text(text: str) -> None:
+    # The definition, character by character: punctuation, separators, control
+    # characters and modifier symbols are spaces; every other character is kept.
+    folded = unicodedata.normalize("NFKC", link_text(text)).casefold()
+    spaced = "".join(
+        " " if unicodedata.category(c)[0] in "PZC" or unicodedata.category(c) == "Sk" else c
+        for c in folded
+    )
+    assert normalise(text) == " ".join(spaced.split())
