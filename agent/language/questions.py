@@ -477,7 +477,7 @@ def answer_type(question: str) -> AnswerType:
 def _kind_of(question: str) -> AnswerType:
     for kind, pattern in _TYPE_PATTERNS:
         found = pattern.search(question)
-        if found and not (kind == "date" and _subordinate_when(question, found)):
+        if found and not (kind in ("date", "place") and _subordinate_when(question, found)):
             return kind
     if _AUXILIARY.match(question.strip()):
         return "yes_no"
@@ -490,11 +490,12 @@ def _kind_of(question: str) -> AnswerType:
 
 
 def _subordinate_when(question: str, found: re.Match[str]) -> bool:
-    """Whether the date pattern matched only a "when" that opens a clause of a question
-    another question word asks ("How did Vaudreuil react when Johnson was seen as the
-    larger threat?", "Who led the army when the war began?"): the first question word
-    decides what is asked, in any knowledge base."""
-    if found.group().casefold() != "when":
+    """Whether the date or place pattern matched only a "when" or "where" that opens a
+    clause of a question another question word asks ("How did Vaudreuil react when
+    Johnson was seen as the larger threat?", "Who led the army when the war began?", "how
+    should I let folks know where I am?"): the first question word decides what is asked,
+    in any knowledge base."""
+    if found.group().casefold() not in ("when", "where"):
         return False
     first = _WH_WORD.search(question)
     return first is not None and first.start() < found.start()

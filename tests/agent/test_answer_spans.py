@@ -294,9 +294,15 @@ def test_a_century_answers_what_century(quote: str, span: str) -> None:
         ("what happens when I'm sick for more than three days?", "entity"),
         ("When did the war begin?", "date"),
         ("when does open enrollment start?", "date"),
+        ("how should I let folks know where I am?", "procedure"),
+        ("Who decides where the new office goes?", "person"),
+        ("where do I pick up my badge?", "place"),
+        ("quick q - where is the bike room?", "place"),
     ],
 )
-def test_a_when_opening_a_clause_does_not_make_a_date_question(question: str, kind: str) -> None:
+def test_a_when_or_where_opening_a_clause_does_not_make_its_question(
+    question: str, kind: str
+) -> None:
     assert answer_type(question) == kind
 
 
