@@ -60,7 +60,8 @@ QUESTIONS = (
     "What is the per diem for meals?",
     "What is the capital of France?",
 )
-TARGET_P95_MS = 400.0
+# Issue 24: the loop answers a handbook question within 150 ms at p95 on 2 cores (later rounds).
+TARGET_P95_MS = 150.0
 
 
 async def main(args: argparse.Namespace) -> None:
