@@ -486,6 +486,11 @@ def _kind_of(question: str) -> AnswerType:
     # "max", "limit") or a measure noun ("length", "size") is a number (h22).
     if _TERSE_NUMBER.search(question) and not _WH_WORD.search(question):
         return "number"
+    # So is a contact noun ("IT helpdesk email?", "payroll phone number?", "HR contact?",
+    # "helpdesk after hours number?"): an address or a number to call, as "what's the
+    # email for IT?" asks.
+    if _TERSE_CONTACT.search(question) and not _WH_WORD.search(question):
+        return "contact"
     return "entity"
 
 
@@ -504,6 +509,13 @@ def _subordinate_when(question: str, found: re.Match[str]) -> bool:
 _WH_WORD = re.compile(r"\b(?:what|which|who|whom|whose|when|where|why|how)\b", re.I)
 _TERSE_NUMBER = re.compile(
     r"\b(?:max|maximum|min|minimum|limit|cap|length|size|duration|count|total)\b", re.I
+)
+# "number" only as the last word: "helpdesk number?" is one to call, "number of days
+# off?" a count.
+_TERSE_CONTACT = re.compile(
+    r"\b(?:e-?mail|phone|telephone|extension|hotline|helpline|contact|url|website)\b|"
+    r"\bnumber\W*$",
+    re.I,
 )
 
 

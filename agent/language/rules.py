@@ -260,7 +260,10 @@ QUALIFIERS: tuple[Qualifier, ...] = (
         "first and last day",
         _re(r"\b(?:first|last) (?:and (?:first|last) )?days?\b"),
         _re(r"\b(?:first|last) (?:and (?:first|last) )?days?\b"),
-        "travel and leave rules often treat the first and last day apart",
+        # Of a rate or a count only: "where is orientation held on the first day?" is
+        # answered by the room, said of the first week.
+        "travel and leave rules often treat the first and last day's rates apart",
+        amount=True,
     ),
 )
 

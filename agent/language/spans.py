@@ -355,7 +355,7 @@ def _people(quote: str, question: str) -> list[str]:
     Stockholm" says where, whoever the question asks for), and not part of a date ("on 4
     October": a month is capitalised in any English text, a person it is not)."""
     plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
-    dates = [m.span() for m in _DATE.finditer(plain)]
+    dates = _date_spans(plain)
 
     def names_a_thing(start: int, name: str) -> bool:
         # "the Atlas pipeline": a name before a noun of a thing names that thing
@@ -368,6 +368,23 @@ def _people(quote: str, question: str) -> list[str]:
         if before not in LOCATIVE_PREPOSITIONS
         and not any(a <= start < b for a, b in dates)
         and not names_a_thing(start, name)
+    ]
+
+
+def _date_spans(plain: str) -> list[tuple[int, int]]:
+    """Where the dates of `plain` (a quote with its links read as their text) are."""
+    return [m.span() for m in _DATE.finditer(plain)]
+
+
+def _undated_names(quote: str) -> list[str]:
+    """Names that are not part of a date: "Monday" and "4 October" say when, in any
+    English text, never where or who."""
+    plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
+    dates = _date_spans(plain)
+    return [
+        name
+        for _before, start, name in _placed_names(quote)
+        if not any(a <= start < b for a, b in dates)
     ]
 
 
@@ -469,11 +486,15 @@ def _places(quote: str, question: str) -> list[str]:
         # the places of a workplace a person walks to ("at reception", "in the basement
         # garage", "at the light pole in the far corner of the parking lot")
         r"reception|desk|entrance|lobby|kitchen|garage|basement|lot|corner|area|cabinet|"
-        r"locker|cupboard|shelf|counter|warehouse|yard))\b",
+        r"locker|cupboard|shelf|counter|warehouse|yard|"
+        # and where things are put ("drop used coats in the blue bins by the east stairwell")
+        r"bin|box|tray|rack|stairwell|corridor|hallway|noticeboard)s?)\b",
         quote,
         re.I,
     )
-    return [*_contacts(quote, question), *_names(quote, question), *(m.group(1) for m in where)]
+    # A place named with what it is ("in the Atlas room", "on the Benefits page") before a
+    # bare name, which may be part of it ("Atlas") or another thing the sentence names.
+    return [*_contacts(quote, question), *(m.group(1) for m in where), *_undated_names(quote)]
 
 
 def _polar(quote: str, question: str) -> list[str]:

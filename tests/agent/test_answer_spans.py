@@ -323,3 +323,31 @@ def test_a_clock_time_is_not_a_count(
     quote: str, kind: AnswerType, question: str, span: str
 ) -> None:
     assert find_span(quote, kind, question) == span
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        # a weekday says when, never where; the room is named with what it is
+        (
+            "Your first week starts with orientation on Monday at 9:30 am in the Atlas room.",
+            "the Atlas room",
+        ),
+        (
+            "Drop used coats in the blue bins by the east stairwell on Mondays.",
+            "the blue bins by the east stairwell",
+        ),
+        # a bare name is still a place when nothing names one with its kind
+        ("Orientation is held in Rotterdam.", "Rotterdam"),
+        ("Orientation is on 4 October.", ""),
+    ],
+)
+def test_a_place_is_named_with_what_it_is_and_a_date_is_no_place(quote: str, span: str) -> None:
+    assert find_span(quote, "place", "where is orientation held?") == span
+
+
+def test_the_first_day_constrains_a_rate_not_a_place() -> None:
+    quote = "Your first week starts with orientation on Monday in the Atlas room."
+    assert constraints_met("Where is orientation held on the first day?", quote, "place")
+    rate = "You receive 75% of the M&IE rate."
+    assert not constraints_met("per diem for meals on the first day?", rate, "number")

@@ -111,6 +111,28 @@ def test_a_terse_question_without_a_question_word_asks_for_what_its_words_name()
     assert answer_type("password rules?") == "entity"
 
 
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("IT helpdesk email?", "contact"),
+        ("payroll phone number?", "contact"),
+        ("helpdesk after hours number?", "contact"),
+        ("HR contact?", "contact"),
+        # a bound before a contact noun still asks for a measure
+        ("max email size?", "number"),
+        # "number" before what it counts is a count, not one to call
+        ("number of days off?", "entity"),
+        # a question word decides as before
+        ("can I email my manager?", "yes_no"),
+        ("how many phone lines does reception have?", "number"),
+    ],
+)
+def test_a_terse_question_naming_a_contact_noun_asks_for_a_contact(
+    question: str, kind: str
+) -> None:
+    assert answer_type(question) == kind
+
+
 async def test_a_terse_question_for_a_measure_is_answered_by_one(handbook: Built) -> None:
     assert await lead(handbook, "min password length?") == "at least 12 characters long"
     assert await lead(handbook, "min PIN length?") is None

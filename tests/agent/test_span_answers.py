@@ -80,6 +80,13 @@ PAGES = [
         url="https://kb.test/calendars",
         text="# Shared calendars\n\nUse Google Calendar to let partners book time with you.",
     ),
+    SourceDocument(
+        uri="onboarding.md",
+        title="Onboarding",
+        url="https://kb.test/onboarding",
+        text="# Onboarding\n\nYour first week starts with orientation on Monday at 9:30 am in "
+        "the Atlas room. Your manager holds check-ins at 30, 60 and 90 days.",
+    ),
 ]
 
 
@@ -173,3 +180,10 @@ async def test_a_sentence_under_a_heading_the_page_abbreviates_speaks_of_the_abb
     answer = await pages.loop().answer("how many free counseling sessions does the EAP give us?")
     assert not answer.escalate, answer.gaps
     assert "six free sessions" in [c.span for c in answer.claims]
+
+
+async def test_a_place_question_is_answered_by_the_place_not_the_day(pages: Built) -> None:
+    # "on the first day" is no rate's qualifier, and "Monday" says when, not where.
+    answer = await pages.loop().answer("Where is orientation held on the first day?")
+    assert not answer.escalate, answer.gaps
+    assert answer.claims[0].span == "the Atlas room"
