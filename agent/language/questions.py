@@ -135,6 +135,8 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"which (?:year|years|date|day|month|century|decade)|in what (?:year|century|"
             r"decade|month)|how long ago|since when|(?:what|which)(?:'s| is) the deadline|"
             r"by when|how soon|how far in advance|"
+            # "latest time to ring in sick?": the bound of a time, asked tersely
+            r"(?:latest|earliest) (?:time|date|day)|"
             # a frequency is a period ("every three years"), as the date spans read it (h22)
             r"how often|"
             # a period named by its noun ("turnaround on atterberg limits?") is a duration
@@ -147,7 +149,7 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
         re.compile(
             r"\b(?:how (?:many|much|long|old|far|big|large|tall|high|often|fast|deep|wide|"
             r"heavy)|what (?:number|percentage|percent|amount|proportion|fraction|size|"
-            r"population|age|rate|cost|price|fee|"
+            r"population|age|rate|cost|price|fee|score|"
             # a measure asked by its name ("what temp should the ovens be set at?") is a
             # number with its unit, never "checked every month"
             r"temperature|temp|weight|height|length|distance|speed|capacity|volume|depth|"

@@ -699,6 +699,16 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "'ppl' is chat's 'people'",
     ),
     (
+        re.compile(r"\bwen\b", re.I),
+        "when",
+        "'wen does pay go in' is chat's 'when': the question word decides what is asked",
+    ),
+    (
+        re.compile(r"\b(?:wat|wot)\b", re.I),
+        "what",
+        "'wat'/'wot' are chat's 'what'",
+    ),
+    (
         re.compile(r"\bim\b"),
         "I'm",
         "'im' is 'I'm' with the apostrophe left out; as a word no page writes it weighed most",

@@ -133,6 +133,22 @@ def test_a_terse_question_naming_a_contact_noun_asks_for_a_contact(
     assert answer_type(question) == kind
 
 
+@pytest.mark.parametrize(
+    ("question", "kind"),
+    [
+        ("wen does pay go in", "date"),
+        ("wat time does the office open?", "date"),
+        ("latest time to ring in sick before a night shift", "date"),
+        ("what's the earliest date I can retire?", "date"),
+        ("what score do u need to pass the induction quiz", "number"),
+    ],
+)
+def test_a_question_word_as_chat_spells_it_and_a_score_or_a_bound_of_time_are_read(
+    question: str, kind: str
+) -> None:
+    assert answer_type(question) == kind
+
+
 async def test_a_terse_question_for_a_measure_is_answered_by_one(handbook: Built) -> None:
     assert await lead(handbook, "min password length?") == "at least 12 characters long"
     assert await lead(handbook, "min PIN length?") is None
