@@ -124,6 +124,17 @@ _PHONE = re.compile(
     # number a workplace's own phones dial
     r"(?<!\w)(?:ext\.?|extension)\s?\d{2,6}(?!\w)"
 )
+# The contact type nouns (stems' beginnings) that name one medium, and how it is written.
+_MEDIA = (
+    ("email", _EMAIL),
+    ("e-mail", _EMAIL),
+    ("phone", _PHONE),
+    ("telephon", _PHONE),
+    ("link", _URL),
+    ("url", _URL),
+    ("websit", _URL),
+    ("channel", _CHANNEL),
+)
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$", re.M)
 _CAPITALISED = re.compile(
     r"(?:[A-Z][\w’'.&-]*|\d+[A-Z][\w-]*)(?:\s+(?:(?:of|the|for|and|de|la|von|van|&)\s+)*"
@@ -220,7 +231,14 @@ def _narrows(refined: re.Pattern[str], kind: AnswerType) -> bool:
     return example is None or bool(refined.search(example))
 
 
-def spells_its_type(span: str, kind: AnswerType, *, unit: str = "", start: bool = False) -> bool:
+def spells_its_type(
+    span: str,
+    kind: AnswerType,
+    *,
+    unit: str = "",
+    start: bool = False,
+    nouns: Iterable[str] = (),
+) -> bool:
     """Whether `span` is itself what the question's type nouns name (agent/language/rules.py
     TYPE_NOUNS): for "who should I email?" an address, a link, a channel or a number to
     call (a role such as "the payroll team" says whom, not where to write); a number or a
@@ -231,7 +249,10 @@ def spells_its_type(span: str, kind: AnswerType, *, unit: str = "", start: bool 
         return bool(STARTS.search(unit))
     if kind != "contact":
         return True
-    return any(p.search(span) for p in (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE))
+    # A medium named (the type `nouns`, stemmed: "what's the email for X?") is answered in
+    # that medium: an extension to call is no email address, in any knowledge base.
+    media = [p for stem, p in _MEDIA if any(n.startswith(stem) for n in nouns)]
+    return any(p.search(span) for p in (media or (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE)))
 
 
 def names_an_answer(quote: str, question: str) -> bool:
@@ -368,6 +389,9 @@ def _people(quote: str, question: str) -> list[str]:
         if before not in LOCATIVE_PREPOSITIONS
         and not any(a <= start < b for a, b in dates)
         and not names_a_thing(start, name)
+        # a name with a number is a street, a room or a model ("2201 County Road 6",
+        # "Building 4"), no person's
+        and not any(c.isdigit() for c in name)
     ]
 
 

@@ -698,6 +698,7 @@ class EvidenceScorer:
                 question.answer_type,
                 unit=unit.text,
                 start=bool(question.type_nouns & terms - covered & _START_STEMS),
+                nouns=question.type_nouns & terms - covered,
             )
         ):
             # A span of the asked type carries the nouns naming that type ("email" in

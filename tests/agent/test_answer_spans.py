@@ -351,3 +351,10 @@ def test_the_first_day_constrains_a_rate_not_a_place() -> None:
     assert constraints_met("Where is orientation held on the first day?", quote, "place")
     rate = "You receive 75% of the M&IE rate."
     assert not constraints_met("per diem for meals on the first day?", rate, "number")
+
+
+def test_a_name_with_a_number_is_no_person() -> None:
+    street = "Fenwick Branch – 2201 County Road 6, Fenwick."
+    assert find_span(street, "person", "who's the branch manager at fenwick") == ""
+    named = "Fenwick Branch is run by Dana Obi."
+    assert find_span(named, "person", "who's the branch manager at fenwick") == "Dana Obi"

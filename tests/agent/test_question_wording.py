@@ -64,6 +64,22 @@ async def test_an_email_address_carries_the_email_a_question_asks_for(
     assert "email" in steps.key_terms and not steps.type_nouns
 
 
+async def test_a_contact_in_another_medium_does_not_carry_the_medium_asked(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    phone = "Call the Resource Nursing Office at ext. 4420 before accepting."
+    address = "Write to the Resource Nursing Office at rno@kestrel.example."
+    passages = [passage(1, "Floating", phone), passage(2, "Staffing", address)]
+    email = analyzer.analyse("what's the email for the resource nursing office")
+    coverage = {s.unit.text: s.coverage for s in await scorer.score(email, passages)}
+    assert coverage[address] == 1.0
+    assert coverage[phone] < 1.0  # an extension is no email address
+    number = analyzer.analyse("phone number for the resource nursing office?")
+    coverage = {s.unit.text: s.coverage for s in await scorer.score(number, passages)}
+    assert coverage[phone] == 1.0
+    assert coverage[address] < 1.0
+
+
 async def test_a_measure_answers_the_length_it_is_asked_for(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
