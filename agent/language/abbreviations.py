@@ -59,10 +59,14 @@ def used_abbreviations(text: str) -> dict[str, str]:
     two letters begin too many pairs of small words ("in the", "of it") otherwise."""
     plain = link_text(text)
     words = _NAME_WORD.findall(plain)
+    # A run of initials starts at a word of its first letter: only those are tried.
+    starts: dict[str, list[int]] = {}
+    for index, word in enumerate(words):
+        starts.setdefault(word[0].upper(), []).append(index)
     found: dict[str, str] = {}
     for short in dict.fromkeys(_USED_INITIALISM.findall(plain)):
         seen: dict[str, int] = {}
-        for start in range(len(words)):
+        for start in starts.get(short[0], ()):
             name = _initials_run(words, start, short)
             if name is None or name.upper() == short:
                 continue

@@ -195,8 +195,14 @@ def _just_below(n: float) -> float:
 def _singular(unit: str) -> str:
     unit = unit.casefold()
     unit = unit[:-1] if unit.endswith("s") and not unit.endswith("ss") else unit
-    return _CHAT_UNITS.get(unit, unit)
+    unit = _CHAT_UNITS.get(unit, unit)
+    return "person" if unit in _HEAD_COUNTS else unit
 
 
 # How chat clips a unit ("7 yrs", "8 hrs", "2 wks"): the unit the pages write.
 _CHAT_UNITS = {"yr": "year", "hr": "hour", "wk": "week"}
+# Words that count people, one unit for all: "my crew is 12 people" is read against "a
+# crew of 3 to 10 workers", "a team of 8" against "teams of 5 or more employees".
+_HEAD_COUNTS = frozenset(
+    "person people worker employee staff member participant attendee individual".split()
+)

@@ -7,6 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from agent.language import abbreviations
 from agent.language.abbreviations import defined_abbreviations, implied_abbreviations
 from agent.language.questions import QuestionAnalyzer
 from agent.language.typos import english
@@ -86,3 +87,46 @@ async def test_a_page_spelling_out_the_initialism_answers_the_question_using_it(
     scored = await scorer.score(analyzer.analyse(question), [passage(1, "Paid time off", PTO_PAGE)])
     best = max(s.coverage for s in scored)
     assert (best == 1.0) is answers, [(s.unit.text, s.coverage) for s in scored]
+
+
+def _used_by_every_start(text: str) -> dict[str, str]:
+    """`used_abbreviations` as its docstring defines it: a run of initials tried from
+    every word of the text."""
+    plain = abbreviations.link_text(text)
+    words = abbreviations._NAME_WORD.findall(plain)
+    found: dict[str, str] = {}
+    for short in dict.fromkeys(abbreviations._USED_INITIALISM.findall(plain)):
+        seen: dict[str, int] = {}
+        for start in range(len(words)):
+            name = abbreviations._initials_run(words, start, short)
+            if name is None or name.upper() == short:
+                continue
+            if any(
+                len(w) < 3 or w.casefold() in abbreviations._NOT_NAME_WORDS for w in name.split()
+            ):
+                continue
+            seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
+        repeated = [name for name, count in seen.items() if count >= 2]
+        if repeated:
+            found[short] = repeated[0]
+    return found
+
+
+_PIECES = st.sampled_from(
+    [
+        *"professional development paid time off PD PTO DP the of and budget".split(),
+        "professional development",
+        "Professional Development",
+        "paid time off",
+        "Paid Time Off",
+        "Program Director",
+        "plan of the day",
+    ]
+)
+
+
+@given(st.lists(_PIECES, max_size=30).map(" ".join))
+def test_trying_only_the_words_of_the_first_letter_finds_what_every_start_finds(
+    text: str,
+) -> None:
+    assert abbreviations.used_abbreviations(text) == _used_by_every_start(text)

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.language.ranges import asked_quantities, held, without_held
+from agent.language.ranges import asked_quantities, bounded, held, without_held
 from agent.language.spans import find_span
 from jobs.documents import SourceDocument, StaticSource
 from store.embedded import EmbeddedPostgres
@@ -63,6 +63,15 @@ async def test_the_band_holding_the_asked_number_answers(pages: Built, question:
 async def test_a_number_no_band_holds_is_a_gap(pages: Built, years: int) -> None:
     answer = await pages.loop().answer(f"how much is the long-service award after {years} years?")
     assert answer.escalate, [c.quote for c in answer.claims]
+
+
+def test_words_that_count_people_are_one_unit() -> None:
+    band = "Leading hand allowance: $42.80 per week for a crew of 3 to 10 workers."
+    assert held(asked_quantities("leading hand allowance if my crew is 8 people?"), band) == {"8"}
+    twelve = asked_quantities("leading hand allowance if my crew is 12 people?")
+    assert held(twelve, band) == set()
+    assert bounded(twelve, band) == {"12"}  # a band of the asker's unit, for another case
+    assert held(asked_quantities("a team of 6 employees"), "teams of 5 to 9 staff") == {"6"}
 
 
 def test_bands_and_bounds_hold_by_their_words() -> None:
