@@ -89,6 +89,12 @@ _DATE = re.compile(
     r"(?:the\s+)?(?:end|start|beginning|close) of (?:the |each |every |your )?(?:[\w-]+\s+)?"
     r"(?:day|week|month|year|quarter|pay ?period|leave year|fiscal year|business day)|"
     r"(?:every|each) (?:other )?(?:day|week|month|year|pay ?period)|"
+    # a period named from another ("roll into the following month", "paid in the next
+    # pay run") and a day of every month ("by the 20th of the month"), as payroll and
+    # leave rules in any workplace name their dates
+    r"(?:the\s+)?(?:following|next|same) (?:business |working )?(?:day|week|month|year|"
+    r"quarter|pay ?period|pay ?run|payroll)|"
+    r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th) of (?:the|each|every) month|"
     # a point counted in days: "from the fourth consecutive day of sickness" answers
     # "when do I need a doctor's note?" as a date would (h22)
     rf"(?:from|on|after|by|until|before|starting(?: on| from)?) (?:the|your|their|its) "

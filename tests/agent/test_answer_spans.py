@@ -358,3 +358,18 @@ def test_a_name_with_a_number_is_no_person() -> None:
     assert find_span(street, "person", "who's the branch manager at fenwick") == ""
     named = "Fenwick Branch is run by Dana Obi."
     assert find_span(named, "person", "who's the branch manager at fenwick") == "Dana Obi"
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        ("Later approvals roll into the following month.", "the following month"),
+        ("Unused hours carry into the next pay period.", "the next pay period"),
+        ("Claims approved by the 20th of the month are paid that month.", "the 20th of the month"),
+        ("Send the claim to the finance team.", ""),
+    ],
+)
+def test_a_period_named_from_another_and_a_day_of_every_month_are_dates(
+    quote: str, span: str
+) -> None:
+    assert find_span(quote, "date", "when do expenses get paid?") == span
