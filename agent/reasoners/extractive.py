@@ -425,7 +425,16 @@ class ExtractiveReasoner:
             for c in best.companions
             if not any(_overlaps(c.text, e.quote) for e in chosen)
         ]
-        return [drafts[0], *beside, *drafts[1:]]
+        claims = [drafts[0], *beside, *drafts[1:]]
+        # Of the quotes as strong as the best, the first holding an answer of the asked
+        # type leads: the reply leads with the answer found ("An HRWL must be renewed every
+        # 5 years."), not with the sentence repeating most of the question. Which quotes
+        # are chosen does not change, only their order.
+        lead = next((d for d in drafts if d.span and d.support == drafts[0].support), None)
+        if lead is not None and lead is not drafts[0]:
+            claims.remove(lead)
+            claims.insert(0, lead)
+        return claims
 
     def _stems(self, text: str) -> frozenset[str]:
         return frozenset(self._analyzer.stems(text))

@@ -87,6 +87,13 @@ PAGES = [
         text="# Onboarding\n\nYour first week starts with orientation on Monday at 9:30 am in "
         "the Atlas room. Your manager holds check-ins at 30, 60 and 90 days.",
     ),
+    SourceDocument(
+        uri="forklifts.md",
+        title="Forklift licences",
+        url="https://kb.test/forklifts",
+        text="# Forklift licences\n\nIf your forklift licence lapses you are stood down from "
+        "forklift duties until the licence is renewed. An HRWL must be renewed every 5 years.",
+    ),
 ]
 
 
@@ -187,3 +194,10 @@ async def test_a_place_question_is_answered_by_the_place_not_the_day(pages: Buil
     answer = await pages.loop().answer("Where is orientation held on the first day?")
     assert not answer.escalate, answer.gaps
     assert answer.claims[0].span == "the Atlas room"
+
+
+async def test_of_quotes_as_strong_the_one_holding_the_answer_leads(pages: Built) -> None:
+    # The lapse sentence repeats more of the question; the one with "every 5 years" answers.
+    answer = await pages.loop().answer("how often do i need to renew my forklift licence")
+    assert not answer.escalate, answer.gaps
+    assert answer.claims[0].span == "every 5 years", [c.quote for c in answer.claims]
