@@ -10,7 +10,7 @@ abbreviations, nothing guessed.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from store.text_forms import link_text
 
@@ -65,18 +65,25 @@ def used_abbreviations(text: str) -> dict[str, str]:
         starts.setdefault(word[0].upper(), []).append(index)
     found: dict[str, str] = {}
     for short in dict.fromkeys(_USED_INITIALISM.findall(plain)):
-        seen: dict[str, int] = {}
-        for start in starts.get(short[0], ()):
-            name = _initials_run(words, start, short)
-            if name is None or name.upper() == short:
-                continue
-            if any(len(w) < 3 or w.casefold() in _NOT_NAME_WORDS for w in name.split()):
-                continue
-            seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
-        repeated = [name for name, count in seen.items() if count >= 2]
-        if repeated:
-            found[short] = repeated[0]
+        name = repeated_name(words, short, starts.get(short[0], ()))
+        if name:
+            found[short] = name
     return found
+
+
+def repeated_name(words: list[str], short: str, starts: Iterable[int]) -> str | None:
+    """The first name (folded) whose initials spell `short`, made of words of three
+    letters or more, none a function word, that `words` write at least twice, a run
+    starting at one of `starts`; None if there is none."""
+    seen: dict[str, int] = {}
+    for start in starts:
+        name = _initials_run(words, start, short)
+        if name is None or name.upper() == short:
+            continue
+        if any(len(w) < 3 or w.casefold() in _NOT_NAME_WORDS for w in name.split()):
+            continue
+        seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
+    return next((name for name, count in seen.items() if count >= 2), None)
 
 
 def implied_abbreviations(

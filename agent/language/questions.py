@@ -486,13 +486,14 @@ def _kind_of(question: str) -> AnswerType:
     # A terse chat question with no question word ("min password length for our
     # accounts?", "max hours per week?") asks for what its words name: a bound ("min",
     # "max", "limit") or a measure noun ("length", "size") is a number (h22).
-    if _TERSE_NUMBER.search(question) and not _WH_WORD.search(question):
-        return "number"
     # So is a contact noun ("IT helpdesk email?", "payroll phone number?", "HR contact?",
     # "helpdesk after hours number?"): an address or a number to call, as "what's the
     # email for IT?" asks.
-    if _TERSE_CONTACT.search(question) and not _WH_WORD.search(question):
-        return "contact"
+    if not _WH_WORD.search(question):
+        if _TERSE_NUMBER.search(question):
+            return "number"
+        if _TERSE_CONTACT.search(question):
+            return "contact"
     return "entity"
 
 

@@ -130,17 +130,17 @@ _PHONE = re.compile(
     # number a workplace's own phones dial
     r"(?<!\w)(?:ext\.?|extension)\s?\d{2,6}(?!\w)"
 )
-# The contact type nouns (stems' beginnings) that name one medium, and how it is written.
-_MEDIA = (
-    ("email", _EMAIL),
-    ("e-mail", _EMAIL),
-    ("phone", _PHONE),
-    ("telephon", _PHONE),
-    ("link", _URL),
-    ("url", _URL),
-    ("websit", _URL),
-    ("channel", _CHANNEL),
-)
+# The contact type nouns (agent/language/rules.py TYPE_NOUNS, as stemmed; "e-mail" is
+# read as "mail") that name one medium, and how that medium is written.
+_MEDIA: dict[str, re.Pattern[str]] = {
+    "email": _EMAIL,
+    "mail": _EMAIL,
+    "phone": _PHONE,
+    "link": _URL,
+    "url": _URL,
+    "websit": _URL,
+    "channel": _CHANNEL,
+}
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+(.+)$", re.M)
 _CAPITALISED = re.compile(
     r"(?:[A-Z][\w’'.&-]*|\d+[A-Z][\w-]*)(?:\s+(?:(?:of|the|for|and|de|la|von|van|&)\s+)*"
@@ -257,7 +257,7 @@ def spells_its_type(
         return True
     # A medium named (the type `nouns`, stemmed: "what's the email for X?") is answered in
     # that medium: an extension to call is no email address, in any knowledge base.
-    media = [p for stem, p in _MEDIA if any(n.startswith(stem) for n in nouns)]
+    media = [_MEDIA[n] for n in nouns if n in _MEDIA]
     return any(p.search(span) for p in (media or (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE)))
 
 
@@ -382,7 +382,6 @@ def _people(quote: str, question: str) -> list[str]:
     Stockholm" says where, whoever the question asks for), and not part of a date ("on 4
     October": a month is capitalised in any English text, a person it is not)."""
     plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
-    dates = _date_spans(plain)
 
     def names_a_thing(start: int, name: str) -> bool:
         # "the Atlas pipeline": a name before a noun of a thing names that thing
@@ -391,9 +390,8 @@ def _people(quote: str, question: str) -> list[str]:
 
     return [
         name
-        for before, start, name in _placed_names(quote)
+        for before, start, name in _undated_names(quote)
         if before not in LOCATIVE_PREPOSITIONS
-        and not any(a <= start < b for a, b in dates)
         and not names_a_thing(start, name)
         # a name with a number is a street, a room or a model ("2201 County Road 6",
         # "Building 4"), no person's
@@ -401,19 +399,14 @@ def _people(quote: str, question: str) -> list[str]:
     ]
 
 
-def _date_spans(plain: str) -> list[tuple[int, int]]:
-    """Where the dates of `plain` (a quote with its links read as their text) are."""
-    return [m.span() for m in _DATE.finditer(plain)]
-
-
-def _undated_names(quote: str) -> list[str]:
-    """Names that are not part of a date: "Monday" and "4 October" say when, in any
-    English text, never where or who."""
+def _undated_names(quote: str) -> list[tuple[str, int, str]]:
+    """`_placed_names` that are not part of a date: "Monday" and "4 October" say when, in
+    any English text, never where or who."""
     plain = MARKDOWN_LINK.sub(lambda m: m.group(1) or " ", quote)
-    dates = _date_spans(plain)
+    dates = [m.span() for m in _DATE.finditer(plain)]
     return [
-        name
-        for _before, start, name in _placed_names(quote)
+        (before, start, name)
+        for before, start, name in _placed_names(quote)
         if not any(a <= start < b for a, b in dates)
     ]
 
@@ -524,7 +517,8 @@ def _places(quote: str, question: str) -> list[str]:
     )
     # A place named with what it is ("in the Atlas room", "on the Benefits page") before a
     # bare name, which may be part of it ("Atlas") or another thing the sentence names.
-    return [*_contacts(quote, question), *(m.group(1) for m in where), *_undated_names(quote)]
+    names = [name for _before, _start, name in _undated_names(quote)]
+    return [*_contacts(quote, question), *(m.group(1) for m in where), *names]
 
 
 def _polar(quote: str, question: str) -> list[str]:

@@ -94,22 +94,11 @@ def _used_by_every_start(text: str) -> dict[str, str]:
     every word of the text."""
     plain = abbreviations.link_text(text)
     words = abbreviations._NAME_WORD.findall(plain)
-    found: dict[str, str] = {}
-    for short in dict.fromkeys(abbreviations._USED_INITIALISM.findall(plain)):
-        seen: dict[str, int] = {}
-        for start in range(len(words)):
-            name = abbreviations._initials_run(words, start, short)
-            if name is None or name.upper() == short:
-                continue
-            if any(
-                len(w) < 3 or w.casefold() in abbreviations._NOT_NAME_WORDS for w in name.split()
-            ):
-                continue
-            seen[name.casefold()] = seen.get(name.casefold(), 0) + 1
-        repeated = [name for name, count in seen.items() if count >= 2]
-        if repeated:
-            found[short] = repeated[0]
-    return found
+    found = {
+        short: abbreviations.repeated_name(words, short, range(len(words)))
+        for short in abbreviations._USED_INITIALISM.findall(plain)
+    }
+    return {short: name for short, name in found.items() if name}
 
 
 _PIECES = st.sampled_from(
