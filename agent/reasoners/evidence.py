@@ -34,6 +34,7 @@ from agent.language.abbreviations import (
     implied_abbreviations,
     used_abbreviations,
 )
+from agent.language.everyday import EverydayWeights
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
@@ -81,6 +82,8 @@ class EvidenceOptions:
     paraphrase_similarity: float = 0.6
     # Key terms weighted by their rarity in the knowledge base (see `weights`).
     rarity_weights: bool = True
+    # A word no page has weighs less as it is more everyday English (see `weights`).
+    everyday: EverydayWeights = dataclasses.field(default_factory=EverydayWeights)
     # A word no page has stands for a word of the passages read that embeds at least
     # this close to it alone ("tries" for "attempts", "bike" for "bicycles"): measured
     # on the check sets' words, synonyms sat at 0.79-0.88 and the siblings a near miss
@@ -189,7 +192,7 @@ class EvidenceScorer:
         texts = [f"{p.title}\n{p.text}" for p in (*passages, *read)]
         await self._read_synonyms(question, texts)
         question = self.spelled_as_read(question, texts)
-        weights = self.weights(question.terms)
+        weights = self.weights(question.terms, question)
         # The question's word pairs the pages read use as phrases ("annual leave"): judged
         # on every page read, so a page scored alone ("Advanced sick leave", linked from
         # "Leave types") is still held to them and its "sick leave" is another kind.
@@ -787,18 +790,49 @@ class EvidenceScorer:
             for short, name in (used_abbreviations(text) | defined_abbreviations(text)).items()
         )
 
-    def weights(self, terms: Iterable[str]) -> dict[str, float]:
+    def weights(
+        self, terms: Iterable[str], asked: QuestionAnalysis | None = None
+    ) -> dict[str, float]:
         """Each term's weight in coverage: how rare it is in the knowledge base. "Is
         Juneteenth a paid holiday?" is about Juneteenth, which few pages or none mention,
         more than about "paid" and "holiday", which many do: a sentence of paid holidays
-        without it covers little of the question."""
+        without it covers little of the question.
+
+        A term no page has is the rarest of all, unless the `asked` question wrote it as
+        an everyday English word that is not a name: "i think i emailed the wrong
+        patient", "do hourly people get paid extra" ask in words a page need not use, so
+        "think", "people" and "extra" weigh less (agent/language/everyday.py)."""
         terms = list(terms)
         if self._corpus_terms is None or not self._options.rarity_weights:
             return dict.fromkeys(terms, 1.0)
         # A verb weighs as its commonest form the index has ("lose" as "lost").
         forms = {t: self._analyzer.index_forms(t) for t in terms}
-        rarity = self._corpus_terms.rarity(set(terms).union(*forms.values()))
-        return {t: min(rarity[x] for x in {t, *forms[t]}) for t in terms}
+        every = set(terms).union(*forms.values())
+        rarity = self._corpus_terms.rarity(every)
+        weights = {t: min(rarity[x] for x in {t, *forms[t]}) for t in terms}
+        if asked is not None:
+            known = self._corpus_terms.known(every)
+            # A word before one the pages have names a kind of it ("sick leave" where
+            # pages have only annual leave): the thing asked about, however everyday.
+            kinds = {first for first, second in asked.pairs if second in known}
+            phrasing = [
+                t
+                for t in terms
+                if not {t, *forms[t]} & known and t not in asked.names and t not in kinds
+            ]
+            for term, weight in self._everyday(asked.text, phrasing).items():
+                weights[term] *= weight
+        return weights
+
+    def _everyday(self, question: str, terms: Sequence[str]) -> dict[str, float]:
+        """The everyday weight of each of `terms` as `question` wrote it (the rarest of
+        its words of that stem: "parental" is rarer than "parents")."""
+        found: dict[str, float] = {}
+        everyday = self._options.everyday
+        for word in WORD.findall(question):
+            for term in set(terms) & self.stems(word):
+                found[term] = max(found.get(term, 0.0), everyday.weight(word.casefold()))
+        return found
 
     @staticmethod
     def share(

@@ -286,7 +286,7 @@ class ExtractiveReasoner:
             covered |= self._scorer.read_in(terms - covered, covered)
             names = set(analysis.names) & terms
             # Weighted as the scorer weighs a unit's coverage: a rare term counts more.
-            weights = self._scorer.weights(terms)
+            weights = self._scorer.weights(terms, analysis)
             share = self._scorer.share(terms, covered, (), weights)
             typed = any(e.typed for e in found)
             # Quotes from several pages answer together only what the knowledge base
