@@ -244,10 +244,12 @@ def spells_its_type(
     unit: str = "",
     start: bool = False,
     nouns: Iterable[str] = (),
+    whom: bool = False,
 ) -> bool:
     """Whether `span` is itself what the question's type nouns name (agent/language/rules.py
     TYPE_NOUNS): for "who should I email?" an address, a link, a channel or a number to
-    call (a role such as "the payroll team" says whom, not where to write); a number or a
+    call (a role such as "the payroll team" says whom, not where to write, unless the
+    question asks `whom` and names no medium: "who do I contact?"); a number or a
     date span is the measure or the date asked. When the noun is a start ("when does the
     leave year start?"), only in a `unit` that says something starts ("runs from 1
     April"): "approved within two working days" is a date, but of no start."""
@@ -258,6 +260,10 @@ def spells_its_type(
     # A medium named (the type `nouns`, stemmed: "what's the email for X?") is answered in
     # that medium: an extension to call is no email address, in any knowledge base.
     media = [_MEDIA[n] for n in nouns if n in _MEDIA]
+    # Asked `whom` to contact or reach, naming no medium, a role or a name is the answer
+    # ("who do I contact?" "raise it with your outlet manager").
+    if whom and not media:
+        return True
     return any(p.search(span) for p in (media or (_EMAIL, _URL, _CHANNEL, _HANDLE, _PHONE)))
 
 

@@ -702,6 +702,7 @@ class EvidenceScorer:
                 unit=unit.text,
                 start=bool(question.type_nouns & terms - covered & _START_STEMS),
                 nouns=question.type_nouns & terms - covered,
+                whom=bool(_WHOM.search(question.text)),
             )
         ):
             # A span of the asked type carries the nouns naming that type ("email" in
@@ -865,6 +866,7 @@ class EvidenceScorer:
 
 
 _START_STEMS = frozenset({"start", "begin"})
+_WHOM = re.compile(r"\bwhom?\b", re.I)
 _CURRENCY = re.compile(r"[$€£]\s?\d|\d\s?(?:dollars|euros|pounds)\b", re.I)
 # A code: letters and digits joined by a hyphen ("INT-02", "GS-13", "QS-24117").
 _CODE = re.compile(r"(?<![\w-])[A-Za-z]{1,6}-\d{1,6}(?![\w-])")

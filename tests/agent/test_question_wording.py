@@ -80,6 +80,19 @@ async def test_a_contact_in_another_medium_does_not_carry_the_medium_asked(
     assert coverage[address] < 1.0
 
 
+async def test_whom_to_contact_is_answered_by_a_role_but_an_email_by_an_address(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    role = "If a pool was split incorrectly, raise it with your outlet manager in 14 days."
+    passages = [passage(1, "Tip pools", role)]
+    whom = analyzer.analyse("who do i contact if a tip pool was split incorrectly")
+    (scored,) = await scorer.score(whom, passages)
+    assert scored.coverage == 1.0
+    email = analyzer.analyse("what's the email if a tip pool was split incorrectly")
+    (scored,) = await scorer.score(email, passages)
+    assert scored.coverage < 1.0  # a manager is no email address
+
+
 async def test_a_measure_answers_the_length_it_is_asked_for(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
