@@ -402,6 +402,13 @@ FREQUENCY = re.compile(
     r"quarterly|annually|yearly|a (?:day|week|month|year))\b",
     re.I,
 )
+# Verbs of doing a thing again: "how often do I redo the induction?" is answered by
+# "Employees repeat the induction every 2 years" whichever of them either side uses, as a
+# frequency is how often a thing is done again.
+REPEAT_VERBS = frozenset(
+    """redo repeat retake renew refresh recertify resit reapply requalify revalidate
+    reattend""".split()
+)
 
 # Narrower kinds of number and time: a question that says which kind wants a span of that
 # kind. Each: (the question asks, a span must match, why).

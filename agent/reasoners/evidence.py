@@ -39,7 +39,15 @@ from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.ranges import bounded, held
-from agent.language.rules import COUNT_STEM, EQUIVALENT_WORDS, OPPOSITE, PREPOSITIONS
+from agent.language.rules import (
+    COUNT_STEM,
+    EQUIVALENT_WORDS,
+    FREQUENCY,
+    FREQUENCY_ASKED,
+    OPPOSITE,
+    PREPOSITIONS,
+    REPEAT_VERBS,
+)
 from agent.language.scenes import cased, particulars, stated_quantities
 from agent.language.spans import (
     constraints_met,
@@ -147,6 +155,7 @@ class EvidenceScorer:
         self._options = options or EvidenceOptions()
         self._corpus_terms = corpus_terms
         self._prepositions = frozenset(analyzer.stems(" ".join(sorted(PREPOSITIONS))))
+        self._repeat_stems = frozenset(analyzer.stems(" ".join(sorted(REPEAT_VERBS))))
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._phrases: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
         # The same passages come back question after question: their definitions too.
@@ -709,6 +718,13 @@ class EvidenceScorer:
             # "who should I email?", "length" in "what is the minimum length?"): an address
             # or a measure answers them in any knowledge base, whatever words it uses.
             covered |= question.type_nouns & terms
+            coverage = self.share(terms, covered, names, weights)
+            reach = self.share(terms, covered, names, {})
+        again = self._repeat_stems & terms - covered
+        if typed and again and FREQUENCY_ASKED.search(question.text) and FREQUENCY.search(span):
+            # "how often do I redo it?" asks how often it is done again; a frequency
+            # ("every 2 years") is that, whichever verb of repeating either side uses.
+            covered |= again
             coverage = self.share(terms, covered, names, weights)
             reach = self.share(terms, covered, names, {})
         money = question.money_nouns & terms - covered

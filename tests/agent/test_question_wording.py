@@ -93,6 +93,18 @@ async def test_whom_to_contact_is_answered_by_a_role_but_an_email_by_an_address(
     assert scored.coverage < 1.0  # a manager is no email address
 
 
+async def test_how_often_to_redo_is_answered_by_how_often_it_is_repeated(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    every = "Employees repeat the safety induction every 2 years."
+    once = "Employees repeat the safety induction within 2 weeks of a site transfer."
+    passages = [passage(1, "Inductions", every), passage(2, "Transfers", once)]
+    asked = analyzer.analyse("how often do we have to redo the safety induction")
+    coverage = {s.unit.text: s.coverage for s in await scorer.score(asked, passages)}
+    assert coverage[every] == 1.0
+    assert coverage[once] < 1.0  # a deadline is no frequency: "redo" is not carried
+
+
 async def test_a_measure_answers_the_length_it_is_asked_for(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
