@@ -755,8 +755,10 @@ TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
         ),
         "number": frozenset("length size count total duration figure".split()),
         # "when does the leave year start?" asks for the date it starts, which a page
-        # gives as "runs from 1 April": a date span carries "start", as "timing"
-        "date": frozenset("schedule timing".split()) | START_WORDS,
+        # gives as "runs from 1 April": a date span carries "start", as "timing"; "the
+        # latest time to call in sick" asks for the bound a page gives as "no later than
+        # one hour before your shift", as "the earliest" for "not before 6 am"
+        "date": frozenset("schedule timing latest earliest".split()) | START_WORDS,
     }
 )
 

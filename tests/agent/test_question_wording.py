@@ -105,6 +105,15 @@ async def test_how_often_to_redo_is_answered_by_how_often_it_is_repeated(
     assert coverage[once] < 1.0  # a deadline is no frequency: "redo" is not carried
 
 
+async def test_the_latest_time_is_the_bound_a_page_gives(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    call = "Phone your manager no later than one hour before your shift starts."
+    latest = analyzer.analyse("latest time to phone in sick before a shift")
+    (scored,) = await scorer.score(latest, [passage(1, "Sickness", call)])
+    assert scored.coverage == 1.0
+
+
 async def test_a_measure_answers_the_length_it_is_asked_for(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
