@@ -637,8 +637,6 @@ class EvidenceScorer:
         # A workplace word the unit puts another way ("roll over" for "carry over").
         covered |= self.read_in(terms - covered, context)
         names = set(question.names) & terms
-        coverage = self.share(terms, covered, names, weights)
-        reach = self.share(terms, covered, names, {})
         missing = terms - context
         # A unit opening with the opposite of what the question asks ("Cancel a request"
         # for "How do I request leave?") is about the other action, unless the question
@@ -718,23 +716,17 @@ class EvidenceScorer:
             # "who should I email?", "length" in "what is the minimum length?"): an address
             # or a measure answers them in any knowledge base, whatever words it uses.
             covered |= question.type_nouns & terms
-            coverage = self.share(terms, covered, names, weights)
-            reach = self.share(terms, covered, names, {})
         again = self._repeat_stems & terms - covered
         if typed and again and FREQUENCY_ASKED.search(question.text) and FREQUENCY.search(span):
             # "how often do I redo it?" asks how often it is done again; a frequency
             # ("every 2 years") is that, whichever verb of repeating either side uses.
             covered |= again
-            coverage = self.share(terms, covered, names, weights)
-            reach = self.share(terms, covered, names, {})
         money = question.money_nouns & terms - covered
         if typed and money and _CURRENCY.search(span) and terms - covered <= money:
             # "a wellness stipend of $60 per month" is the gym reimbursement asked about:
             # an amount of what the question names, every other word of it said ("$195
             # per person" for recruiting is no "training budget per person").
             covered |= money
-            coverage = self.share(terms, covered, names, weights)
-            reach = self.share(terms, covered, names, {})
         kind = question.kind_nouns
         if typed and carries_kind(
             kind, terms, frozenset(covered), names_an_answer(unit.text, question.text)
@@ -742,8 +734,9 @@ class EvidenceScorer:
             # "Travel must be booked through Concur." names the system a "which system"
             # question asks for without calling it one (agent/language/kind_nouns.py).
             covered |= kind & terms
-            coverage = self.share(terms, covered, names, weights)
-            reach = self.share(terms, covered, names, {})
+        # Weighted as the question's terms are: a rare one counts more (see `weights`).
+        coverage = self.share(terms, covered, names, weights)
+        reach = self.share(terms, covered, names, {})
         if names - context:
             coverage *= 0.75  # a name only elsewhere in the passage ("he"): weaker
             reach *= 0.75
@@ -846,8 +839,9 @@ class EvidenceScorer:
         its words of that stem: "parental" is rarer than "parents")."""
         found: dict[str, float] = {}
         everyday = self._options.everyday
+        wanted = set(terms)
         for word in WORD.findall(question):
-            for term in set(terms) & self.stems(word):
+            for term in wanted & self.stems(word):
                 found[term] = max(found.get(term, 0.0), everyday.weight(word.casefold()))
         return found
 

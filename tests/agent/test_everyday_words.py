@@ -6,6 +6,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent.language.everyday import EverydayWeights
 from store.embedded import EmbeddedPostgres
@@ -61,6 +63,12 @@ def test_the_commonest_words_weigh_least_and_rare_ones_fully() -> None:
     assert everyday.weight("think") == everyday.weight("people") == everyday.commonest_weight
     assert everyday.commonest_weight < everyday.weight("held") < 1.0
     assert everyday.weight("juneteenth") == everyday.weight("tattoos") == 1.0
+
+
+@given(st.text(max_size=40))
+def test_any_word_weighs_between_the_commonest_weight_and_one(word: str) -> None:
+    everyday = EverydayWeights()
+    assert everyday.commonest_weight <= everyday.weight(word) <= 1.0
 
 
 async def test_everyday_words_no_page_uses_do_not_hold_back_the_answer(clinic: Built) -> None:
