@@ -65,7 +65,16 @@ def test_the_commonest_words_weigh_least_and_rare_ones_fully() -> None:
     assert everyday.weight("juneteenth") == everyday.weight("tattoos") == 1.0
 
 
-@given(st.text(max_size=40))
+@given(
+    st.one_of(
+        st.text(max_size=40),
+        # English words from the commonest to the rare, and their casings.
+        st.sampled_from("the think people held extra pick tattoos juneteenth".split()).map(
+            str.upper
+        ),
+        st.sampled_from("the think people held extra pick tattoos juneteenth".split()),
+    )
+)
 def test_any_word_weighs_between_the_commonest_weight_and_one(word: str) -> None:
     everyday = EverydayWeights()
     assert everyday.commonest_weight <= everyday.weight(word) <= 1.0
