@@ -63,6 +63,9 @@ _FRAMES = re.compile(
     # "how much notice does X need?" asks how far ahead, which pages say as "at least 48
     # hours in advance" or "two weeks before", seldom with the word "notice"
     r"(?<=how much )(?:advance\s+)?notice|"
+    # "am I allowed to lift it alone?" asks what "can I" and "may I" ask, which pages
+    # answer as "may", "must not" or "do not", seldom with "allowed"
+    r"(?:allowed|permitted)\s+to|"
     r"(?:what|which)\s+are\s+(?:the|its|their)\s+(?:parts|components|elements|pieces|contents))\b",
     re.I,
 )

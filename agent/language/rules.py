@@ -154,6 +154,16 @@ ASKING_WORDS = frozenset(
     + "didn doesn don isn aren wasn weren hasn haven hadn wouldn couldn shouldn ve ll".split()
     # "does the studio still cover it?" asks whether something holds yet, not about what
     + "still".split()
+    # reflexive pronouns, of which the stop list has only "itself" ("lift it by myself"):
+    # pages say "alone" or name no one
+    + "myself yourself himself herself ourselv yourselv themselv".split()
+    # placeholder nouns, which stand for what the page names as the indefinite pronouns
+    # do ("the heaviest thing I may lift": "anything heavier than 50 pounds")
+    + "thing stuff".split()
+    # permission asked ("is it ok to"), which pages grant or refuse as "may", "can" and
+    # "must not" do, words the stop list and this list already drop; "allowed to" is a
+    # frame of agent/language/questions.py, since the stem "allow" is also "allowance"
+    + "ok okay".split()
 )
 
 

@@ -60,6 +60,50 @@ def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, s
     return found
 
 
+def rare_word_fix(
+    word: str, page_words: Iterable[str], in_everyday_use: Callable[[str], bool]
+) -> str | None:
+    """The word of `page_words` that `word`, an English word too rare for everyday use
+    ("manger", "hods"), mistypes ("manager", "holds"), or None.
+
+    A typo that happens to spell a word of the dictionary is a typo still: among askers
+    writing "manger" beside "WHS", far more meant the common word one edit away than the
+    rare one. Only one edit, only to a word in everyday use (`in_everyday_use`) with the
+    same first letter, and only when that word is the one candidate: a rare word the
+    asker means ("bereavement", "hijab") has no common word one edit away to be taken
+    for, and two candidates are a guess."""
+    if len(word) < 4 or in_everyday_use(word) or not word.isalpha():
+        return None
+    found = {
+        candidate
+        for candidate in page_words
+        if candidate != word
+        and candidate[:1] == word[:1]
+        and abs(len(candidate) - len(word)) <= 1
+        and edit_distance(word, candidate, 1) <= 1
+        and in_everyday_use(candidate)
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def degree_forms(word: str) -> frozenset[str]:
+    """The other degrees a page may write for a superlative ("heavier" and "heavy" for
+    "heaviest", "bigger" and "big" for "biggest") or the superlative of a comparative
+    ("heaviest" for "heavier"; never a base, which would read "manager" as "manage");
+    empty for a word of neither ending. The stemmer keeps the degrees apart."""
+    if word.endswith("est") and len(word) > 5:
+        stem = word[:-3]  # "heavi", "larg", "bigg", "long"
+        bases = {stem, stem + "e"}
+        if stem.endswith("i"):
+            bases.add(stem[:-1] + "y")
+        if stem[-1] == stem[-2]:
+            bases.add(stem[:-1])
+        return frozenset({stem + "er", *bases})
+    if word.endswith("er") and len(word) > 4:
+        return frozenset({word[:-2] + "est"})
+    return frozenset()
+
+
 # The longest word allowed one edit only; longer words may have two.
 _ONE_EDIT_UP_TO = 5
 

@@ -60,8 +60,10 @@ from agent.language.typos import (
     apply,
     clipped,
     corrections,
+    degree_forms,
     edit_distance,
     english,
+    rare_word_fix,
     split_alphanumeric,
     split_compound,
     written_as_two,
@@ -393,6 +395,28 @@ class EvidenceScorer:
             and fix[:4] == t[:4]
             and edit_distance(t, fix, 1) <= 1
         }
+        # A dictionary word too rare for everyday use ("manger", "hods") one edit from a
+        # common word of the passages ("manager", "holds") is that word mistyped.
+        written = {t: w.casefold() for w in WORD.findall(question.text) for t in self.stems(w)}
+        page_words: set[str] | None = None
+        for term in unknown:
+            word = written.get(term, "")
+            if term in fixes or not english(word):
+                continue
+            page_words = page_words or {w.casefold() for t in texts for w in WORD.findall(t)}
+            meant = rare_word_fix(word, page_words, self._options.everyday.in_everyday_use)
+            stems = self.stems(meant) if meant else frozenset()
+            if stems:
+                fixes[term] = next(iter(stems))
+        # A degree of an adjective ("heaviest") is said by another the passages write
+        # ("anything heavier than 50 pounds").
+        for term in unknown:
+            # (not "latest", a type noun the date answer reads as asked)
+            skip = term in fixes or term in question.type_nouns
+            degrees = set() if skip else degree_forms(written.get(term, ""))
+            said = {s for form in degrees for s in self.stems(form)} & vocabulary
+            if len(said) == 1:
+                fixes[term] = said.pop()
         # A clipped word ("certs" for "certifications") stands for the word it begins (h22).
         for term in unknown:
             whole = None if term in fixes else clipped(term, vocabulary)
@@ -401,7 +425,6 @@ class EvidenceScorer:
         # A word the pages write as two ("under-performing") stands for its second part,
         # split as the asker wrote it (the stem of "oncall" is "oncal", no split of which
         # the pages have).
-        written = {t: w.casefold() for w in WORD.findall(question.text) for t in self.stems(w)}
         for term in unknown:
             word = written.get(term, term)
             parts = None if term in fixes else split_compound(word, self._part_of(vocabulary))

@@ -1,0 +1,111 @@
+"""Words the pages write otherwise without any page lacking the answer: a dictionary word
+too rare for everyday use that is one edit from a page's common word ("hods", "manger"),
+the degree of an adjective a page writes in another degree ("heaviest", "heavier"), and
+how a question asks rather than what about ("the heaviest thing", "allowed to", "by
+myself")."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from agent.language.everyday import EverydayWeights
+from agent.language.questions import QuestionAnalyzer
+from agent.language.typos import degree_forms, rare_word_fix
+from store.embedded import EmbeddedPostgres
+from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import Built, built_from, lead, pages_source
+
+PAGES = [
+    (
+        "holds.md",
+        "Shelving and holds",
+        "## Holds\n\nAll holds must be pulled by noon. Patrons are told by email when a "
+        "hold is ready.\n\n## Shelving\n\nReturned items are shelved within one day.",
+    ),
+    (
+        "safety.md",
+        "Manual handling",
+        "## Lifting\n\nDo not lift anything heavier than 50 pounds alone. Use a cart for "
+        "boxes of books.\n\n## Who to ask\n\nThe safety manager, Dana Ortiz, runs the "
+        "yearly refresher.",
+    ),
+    (
+        "leave.md",
+        "Leave",
+        "Full-time staff get 20 days of vacation a year. Unused days carry over up to 5.",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+async def library(
+    pg_server: EmbeddedPostgres, embedder: SentenceTransformerEmbedder
+) -> AsyncIterator[Built]:
+    source = pages_source("library", PAGES)
+    async for result in built_from(pg_server, embedder, source, "library"):
+        yield result
+
+
+async def test_a_rare_word_one_edit_from_a_common_page_word_is_that_word_mistyped(
+    library: Built,
+) -> None:
+    # "hods" and "manger" are English (WordNet has both), so the typo reading left them
+    # alone, and no page has them: the question escalated.
+    assert await lead(library, "what time do hods need to be pulled by") == "noon"
+    answer = await library.loop().answer("whos the safety manger")
+    assert not answer.escalate
+    assert "Dana Ortiz" in answer.claims[0].quote
+
+
+async def test_a_degree_the_page_writes_otherwise_and_how_permission_is_asked(
+    library: Built,
+) -> None:
+    # "heaviest" is the page's "heavier"; "thing", "allowed to" and "myself" are how the
+    # question is put, not what it asks about.
+    assert (
+        await lead(library, "whats the heaviest thing im allowed to lift by myself")
+        == "50 pounds alone"
+    )
+
+
+async def test_a_rare_word_the_asker_means_is_still_what_the_pages_lack(library: Built) -> None:
+    # "bereavement" is as rare as "manger", but no common word is one edit from it.
+    answer = await library.loop().answer("how many days of bereavement leave do staff get?")
+    assert answer.escalate
+
+
+def test_a_rare_word_is_mended_only_into_one_common_word_one_edit_away() -> None:
+    common = EverydayWeights().in_everyday_use
+    assert rare_word_fix("hods", {"holds", "noon"}, common) == "holds"
+    # A word in everyday use is meant as written ("wifi" is no "wife")...
+    assert rare_word_fix("wifi", {"wife"}, common) is None
+    # ... and two candidates are a guess ("hods": "holds" or "hoods").
+    assert rare_word_fix("hods", {"holds", "hoods"}, common) is None
+
+
+@given(
+    st.one_of(
+        st.text(max_size=20),
+        st.sampled_from("manager water later interest heavier bigger larger".split()),
+        st.sampled_from("heaviest biggest largest latest longest forest".split()),
+    )
+)
+def test_a_comparative_is_never_read_as_its_base(word: str) -> None:
+    # "manager" is no degree of "manage", nor "water" of "wat": from an "-er" word only
+    # its superlative is read, so a noun of the ending never loses it.
+    forms = degree_forms(word)
+    assert word not in forms
+    if word.endswith("er") and not word.endswith("est"):
+        assert all(form.endswith("est") and len(form) > len(word) for form in forms)
+
+
+def test_how_a_question_asks_holds_no_key_terms(analyzer: QuestionAnalyzer) -> None:
+    question = analyzer.analyse("whats the heaviest thing im allowed to lift by myself")
+    assert question.key_terms == {"heaviest", "lift"}
+    # The stem of "allowed" is also the stem of "allowance", which stays what is asked.
+    assert "allow" in analyzer.analyse("what's the field allowance per day?").key_terms
+    assert "ok" not in analyzer.analyse("is it ok to bring my own stuff?").key_terms
