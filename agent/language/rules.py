@@ -8,6 +8,7 @@ because one question failed does not belong here.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -571,7 +572,15 @@ PHRASAL_PARTICLES = re.compile(
 # How chat spells a question word without its apostrophe ("whats the max?", "hows the
 # rota set?"): read as written with it, so the question's type and asking words are
 # seen as in "what's" (h22). (pattern, replacement, why)
-CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _day_name(match: re.Match[str]) -> str:
+    day = next(i for i, part in enumerate(match.groups()[1:]) if part)
+    return f"{match.group(1)} {_DAYS[day]}"
+
+
+CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str], str], ...] = (
     (
         re.compile(r"\b(what|how|where|who|when|why)s\b", re.I),
         r"\1's",
@@ -711,6 +720,16 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "'this yr' is chat's 'this year' (after a number, '7 yrs', above)",
     ),
     (
+        re.compile(
+            r"\b(on|for|this|next|last|every)\s+"
+            r"(?:(mon)|(tue)s?|(wed)|(thu)r?s?|(fri)|(sat)|(sun))\b(?!['’-])",
+            re.I,
+        ),
+        _day_name,
+        "'paid extra for sat?': chat clips a day after 'on', 'for', 'next' to its first "
+        "letters; pages spell it ('sat' alone is also 'sit', 'sun' the sun)",
+    ),
+    (
         re.compile(r"\bppl\b", re.I),
         "people",
         "'ppl' is chat's 'people'",
@@ -781,6 +800,18 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("roll", "carry"), "unused days or budget 'roll over' or 'carry over' into the next year"),
     (("swap", "trade", "exchange"), "staff 'swap', 'trade' or 'exchange' a shift with a colleague"),
     (("pto", "leave", "vacation", "holiday"), "PTO is paid time off: pages say annual leave"),
+    (
+        ("tell", "told", "report", "notify", "inform"),
+        "'who do I tell?' is whom to report it to; pages say 'report to', 'notify'",
+    ),
+    (("release", "publish"), "a roster or a schedule is 'released' or 'published'"),
+    (("fix", "correct", "amend"), "a punch or a claim is 'fixed', 'corrected' or 'amended'"),
+    (("wrong", "incorrect", "incorrectly"), "'the wrong patient' is an 'incorrect' one"),
+    (("hurt", "injured", "injury"), "'I hurt my hand' is an injury at work"),
+    (("closure", "closed", "closing"), "'snow closures' are days a site is 'closed'"),
+    (("muster", "assembly"), "staff 'muster' at the 'assembly point'"),
+    (("pc", "pcs", "computer", "computers"), "a 'pc' is a computer"),
+    (("sick", "ill", "illness"), "off 'sick' is off 'ill'"),
 )
 
 # --- Nouns that name a sum of money paid to staff: a unit stating an amount with its

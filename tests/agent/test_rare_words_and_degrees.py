@@ -1,8 +1,9 @@
 """Words the pages write otherwise without any page lacking the answer: a dictionary word
 too rare for everyday use that is one edit from a page's common word ("hods", "manger"),
-the degree of an adjective a page writes in another degree ("heaviest", "heavier"), and
-how a question asks rather than what about ("the heaviest thing", "allowed to", "by
-myself")."""
+the degree of an adjective a page writes in another degree ("heaviest", "heavier"), how a
+question asks rather than what about ("the heaviest thing", "allowed to", "by myself"),
+a workplace's equivalents ("released" rosters are "published") and chat's clipped days
+("for sat")."""
 
 from __future__ import annotations
 
@@ -37,6 +38,13 @@ PAGES = [
         "leave.md",
         "Leave",
         "Full-time staff get 20 days of vacation a year. Unused days carry over up to 5.",
+    ),
+    (
+        "rosters.md",
+        "Rosters and pay",
+        "## Rosters\n\nRosters are published in the staff app every Friday by noon.\n\n"
+        "## Public computers\n\nPatrons may use the public computers for 60 minutes per "
+        "day.\n\n## Weekend pay\n\nHourly staff receive an extra $2 per hour on Saturday.",
     ),
 ]
 
@@ -76,6 +84,20 @@ async def test_a_rare_word_the_asker_means_is_still_what_the_pages_lack(library:
     # "bereavement" is as rare as "manger", but no common word is one edit from it.
     answer = await library.loop().answer("how many days of bereavement leave do staff get?")
     assert answer.escalate
+
+
+async def test_a_workplace_says_the_same_thing_in_other_words(library: Built) -> None:
+    assert await lead(library, "when does the roster get released") == "Friday"
+    assert await lead(library, "how long can i be on the pcs each day?") == "60 minutes per day"
+    # Near relatives are not equivalents: no page says what a roster costs.
+    assert (await library.loop().answer("how much does the roster app cost?")).escalate
+
+
+def test_chat_clips_a_day_after_on_for_or_next(analyzer: QuestionAnalyzer) -> None:
+    assert "saturday" in analyzer.analyse("do hourly staff get paid extra for sat?").text
+    assert "wednesday" in analyzer.analyse("is the branch open on wed").text
+    # Not a clip: the past of "sit", the sun.
+    assert analyzer.analyse("I sat the exam in the sun").text == "I sat the exam in the sun"
 
 
 def test_a_rare_word_is_mended_only_into_one_common_word_one_edit_away() -> None:
