@@ -469,6 +469,17 @@ def _sentence_pieces(matches: Iterable[re.Match[str]]) -> Iterator[_Piece]:
         yield _Piece(text, start)
 
 
+# A person's name in apposition after a role: two or three capitalised words.
+_NAMED_AFTER_ROLE = re.compile(r",?\s(?:[A-Z][a-z’'-]+)(?:\s[A-Z][a-z’'-]+){1,2}\b")
+
+
+def _names_a_person(name: str) -> bool:
+    """Whether capitalised words after a role may be a person's name: none is a word that
+    opens sentences ("On", "The") or says when ("Monday", "October")."""
+    words = [w.casefold() for w in WORD.findall(name)]
+    return not any(w in _COMMON or _DATE.fullmatch(w.capitalize()) for w in words)
+
+
 def _roles(quote: str, question: str) -> list[str]:
     """Role phrases ("your immediate supervisor", "the Business Unit Director"), a pair
     joined by "and"/"or" kept whole."""
@@ -485,11 +496,23 @@ def _roles(quote: str, question: str) -> list[str]:
             between = quote[tokens[start - 1].end() : tokens[start].start()]
             if between.strip():
                 break
-            if word.casefold() in ROLE_MODIFIERS or word[:1].isupper():
+            # A capital that only opens the sentence makes no name ("Contact the payroll
+            # officer"), unless the next word is capitalised too ("Finance Director").
+            opens = not quote[: tokens[start - 1].start()].strip() or quote[
+                : tokens[start - 1].start()
+            ].rstrip().endswith((".", "!", "?", ":", "\n"))
+            if word.casefold() in ROLE_MODIFIERS or (
+                word[:1].isupper() and (not opens or tokens[start].group()[:1].isupper())
+            ):
                 start -= 1
             else:
                 break
-        spans.append((tokens[start].start(), token.end()))
+        # The person a role names just after it ("the privacy officer Tom Brannigan",
+        # "the WHS manager, Dana Ortiz") is who is asked for: the role and the name whole.
+        named = _NAMED_AFTER_ROLE.match(quote, token.end())
+        if named and not _names_a_person(named.group()):
+            named = None
+        spans.append((tokens[start].start(), named.end() if named else token.end()))
     joined: list[tuple[int, int]] = []
     for start, end in spans:
         if joined and re.fullmatch(r",?\s+(?:and|or)\s+|,\s+", quote[joined[-1][1] : start]):

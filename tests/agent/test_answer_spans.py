@@ -373,3 +373,14 @@ def test_a_period_named_from_another_and_a_day_of_every_month_are_dates(
     quote: str, span: str
 ) -> None:
     assert find_span(quote, "date", "when do expenses get paid?") == span
+
+
+def test_the_person_a_role_names_leads_with_the_role() -> None:
+    def who(quote: str, question: str = "who do I report it to?") -> str:
+        return find_span(quote, "person", question)
+
+    assert who("Report it to the privacy officer Tom Brannigan.") == "officer Tom Brannigan"
+    assert who("Ask the WHS manager, Dana Ortiz, first.") == "the WHS manager, Dana Ortiz"
+    # A capital that only opens the sentence is no name; a day after a role is no person.
+    assert who("Contact the payroll officer.") == "the payroll officer"
+    assert who("Tell your line manager On Monday mornings.") == "your line manager"
