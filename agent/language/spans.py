@@ -638,8 +638,43 @@ def _items(quote: str, question: str) -> list[str]:
     return [*listed, *series]
 
 
+def spelled_out(quote: str, question: str) -> str:
+    """The words an acronym of `question` stands for when `quote` spells it out as the
+    first words of its lines ("HEART": "1. **Hear** the guest out", "2. **Empathize**
+    …"), joined ("Hear, Empathize, Apologize, Resolve, Thank"); "" if it does not.
+
+    Handbooks define their mnemonics so (RACE for a fire, PASS for an extinguisher) and
+    never write the expansion in one sentence. The acronym is a word of 3 to 8 letters the
+    question writes in capitals or the quote does ("what does heart stand for")."""
+    firsts = [_first_word(line) for line in quote.splitlines() if line.strip()]
+    initials = "".join(w[:1].upper() if w else "\0" for w in firsts)
+    for word in dict.fromkeys(WORD.findall(question)):
+        acronym = word.upper()
+        written = word.isupper() or re.search(rf"\b{re.escape(acronym)}\b", quote)
+        if not (3 <= len(word) <= 8 and word.isalpha() and written):
+            continue
+        at = initials.find(acronym)
+        if at >= 0:
+            return ", ".join(firsts[at : at + len(acronym)])  # type: ignore[arg-type]
+    return ""
+
+
+def _first_word(line: str) -> str | None:
+    """The first word of a line past its list marker, bold and a lone letter's label
+    ("**R** – Rescue"); None for a line that opens with no word."""
+    plain = _LINE_LABEL.sub("", line.replace("**", "").replace("__", ""))
+    found = re.match(r"[^\W\d_][\w’'-]*", plain)
+    return found.group() if found else None
+
+
+_LINE_LABEL = re.compile(r"^\s*(?:(?:[-*+•]|\d+[.)])\s+)?(?:[A-Za-z]\s*[:–—=.)-]\s+)?")
+
+
 def _definitions(quote: str, question: str) -> list[str]:
     asked = {fold(w) for w in WORD.findall(question)}
+    spelled = spelled_out(quote, question)
+    if spelled:
+        return [spelled]
     # "TK (to come)": an expansion right after the word asked about comes first.
     found = [
         m.group(2)

@@ -53,6 +53,7 @@ from agent.language.spans import (
     constraints_met,
     find_span,
     names_an_answer,
+    spelled_out,
     spells_its_type,
 )
 from agent.language.typos import (
@@ -139,6 +140,8 @@ class _Lexical:
     reach: float = 0.0
     # The list's lead-in and the one item naming what is asked, if any (`_asked_item`).
     item: str = ""
+    # Its lines spell out the acronym asked about ("HEART": "Hear", "Empathize", …).
+    spells_out: bool = False
 
 
 class EvidenceScorer:
@@ -533,7 +536,11 @@ class EvidenceScorer:
     def _scored(self, unit: _Lexical, similarity: float) -> ScoredUnit:
         o = self._options
         support: Support = "weak"
-        if similarity >= o.floor:
+        if unit.spells_out and unit.coverage >= o.strong_coverage:
+            # A list spelling out the acronym asked about answers "what does it stand
+            # for?" however little its sentences read like the question.
+            support = "strong"
+        elif similarity >= o.floor:
             paraphrased = similarity >= o.paraphrase_similarity and unit.complete
             if unit.typed and unit.coverage >= o.strong_coverage:
                 strong = similarity >= o.strong_similarity and unit.complete
@@ -778,6 +785,9 @@ class EvidenceScorer:
             span=span if typed else "",
             reach=reach,
             item="\n".join(item) if item else "",
+            spells_out=question.answer_type == "definition"
+            and typed
+            and span == spelled_out(unit.text, question.text),
         )
 
     def _asked_item(

@@ -4,9 +4,11 @@ met; else a gap said in one sentence (agent/language/spans.py, agent/language/ty
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from agent.language.questions import AnswerType, answer_type
-from agent.language.spans import constraints_met, find_span, gap_sentence
+from agent.language.spans import constraints_met, find_span, gap_sentence, spelled_out
 from agent.language.typos import corrections, edit_distance
 
 
@@ -384,3 +386,26 @@ def test_the_person_a_role_names_leads_with_the_role() -> None:
     # A capital that only opens the sentence is no name; a day after a role is no person.
     assert who("Contact the payroll officer.") == "the payroll officer"
     assert who("Tell your line manager On Monday mornings.") == "your line manager"
+
+
+_WORDS = st.from_regex(r"[A-Za-z][a-z]{1,8}", fullmatch=True)
+
+
+@given(
+    st.lists(_WORDS, min_size=3, max_size=6),
+    st.lists(st.sampled_from(["- ", "1. ", "* ", "", "**"]), min_size=6, max_size=6),
+    st.text(max_size=60),
+)
+def test_an_acronym_is_spelled_out_only_by_its_lines_first_words(
+    words: list[str], markers: list[str], noise: str
+) -> None:
+    acronym = "".join(w[0].upper() for w in words)
+    lines = [f"{marker}{word} and more" for marker, word in zip(markers, words, strict=False)]
+    quote = f"{noise}\nRemember {acronym}:\n" + "\n".join(lines)
+    found = spelled_out(quote, f"what does {acronym} stand for?")
+    assert found and "".join(w[0].upper() for w in found.split(", ")) == acronym
+    # Out of order, the lines spell something else.
+    swapped = "\n".join(reversed(lines))
+    if acronym != acronym[::-1]:
+        found = spelled_out(f"Remember {acronym}:\n{swapped}", f"what does {acronym} stand for?")
+        assert not found or "".join(w[0].upper() for w in found.split(", ")) == acronym

@@ -2,8 +2,8 @@
 too rare for everyday use that is one edit from a page's common word ("hods", "manger"),
 the degree of an adjective a page writes in another degree ("heaviest", "heavier"), how a
 question asks rather than what about ("the heaviest thing", "allowed to", "by myself"),
-a workplace's equivalents ("released" rosters are "published") and chat's clipped days
-("for sat")."""
+a workplace's equivalents ("released" rosters are "published"), chat's clipped days
+("for sat"), and a mnemonic a list spells out with its lines' first words ("RACE")."""
 
 from __future__ import annotations
 
@@ -31,7 +31,10 @@ PAGES = [
         "safety.md",
         "Manual handling",
         "## Lifting\n\nDo not lift anything heavier than 50 pounds alone. Use a cart for "
-        "boxes of books.\n\n## Who to ask\n\nThe safety manager, Dana Ortiz, runs the "
+        "boxes of books.\n\n## Fire\n\nIn a fire, remember RACE:\n\n- **R**escue anyone "
+        "in danger.\n- **A**larm: pull the nearest alarm.\n- **C**ontain the fire by closing "
+        "doors.\n- **E**xtinguish only a small fire, or evacuate.\n\n## Who to ask\n\n"
+        "The safety manager, Dana Ortiz, runs the "
         "yearly refresher.",
     ),
     (
@@ -91,6 +94,12 @@ async def test_a_workplace_says_the_same_thing_in_other_words(library: Built) ->
     assert await lead(library, "how long can i be on the pcs each day?") == "60 minutes per day"
     # Near relatives are not equivalents: no page says what a roster costs.
     assert (await library.loop().answer("how much does the roster app cost?")).escalate
+
+
+async def test_a_list_spelling_out_the_acronym_asked_about_defines_it(library: Built) -> None:
+    assert await lead(library, "what does RACE stand for?") == "Rescue, Alarm, Contain, Extinguish"
+    # No list spells out PASS: what it stands for is not in the pages.
+    assert (await library.loop().answer("what does PASS stand for?")).escalate
 
 
 def test_chat_clips_a_day_after_on_for_or_next(analyzer: QuestionAnalyzer) -> None:
