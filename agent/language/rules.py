@@ -669,6 +669,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str
         "'when does my insurance kick in' asks when it starts, which pages say as 'begins'",
     ),
     (
+        re.compile(r"\b(?:sign|signs|signed|signing)\s+off\b", re.I),
+        "approve",
+        "'who signs off a course' asks who approves it, which pages say as 'approved by'",
+    ),
+    (
+        re.compile(r"\b(?:hang|hangs|hanging|hung)\s+on\s*to\b", re.I),
+        "keep",
+        "'how long do we hang on to lost property' asks how long it is kept",
+    ),
+    (
+        re.compile(r"\b(?:chip|chips|chipped|chipping)\s+in\b", re.I),
+        "pay",
+        "'does the company chip in for a bus pass' asks whether it pays part",
+    ),
+    (
         re.compile(r"\bxmas\b", re.I),
         "Christmas",
         "'xmas' is 'Christmas'",

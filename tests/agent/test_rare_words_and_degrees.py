@@ -14,7 +14,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from agent.language.everyday import EverydayWeights
-from agent.language.questions import QuestionAnalyzer
+from agent.language.questions import QuestionAnalyzer, chat_spelled
 from agent.language.typos import degree_forms, rare_word_fix
 from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
@@ -140,3 +140,11 @@ def test_how_a_question_asks_holds_no_key_terms(analyzer: QuestionAnalyzer) -> N
     # The stem of "allowed" is also the stem of "allowance", which stays what is asked.
     assert "allow" in analyzer.analyse("what's the field allowance per day?").key_terms
     assert "ok" not in analyzer.analyse("is it ok to bring my own stuff?").key_terms
+
+
+def test_a_phrasal_verb_reads_as_the_verb_pages_use() -> None:
+    assert chat_spelled("who signs off a £900 course?") == "who approve a £900 course?"
+    assert "keep" in chat_spelled("how long do we hang on to a lost phone")
+    assert chat_spelled("does kestrel chip in for a bus pass") == "does kestrel pay for a bus pass"
+    # A sign that is not signed off, a chip that is not chipped in: left as written.
+    assert chat_spelled("sign the form, chip the ice") == "sign the form, chip the ice"
