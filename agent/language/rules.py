@@ -827,6 +827,11 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("muster", "assembly"), "staff 'muster' at the 'assembly point'"),
     (("pc", "pcs", "computer", "computers"), "a 'pc' is a computer"),
     (("sick", "ill", "illness"), "off 'sick' is off 'ill'"),
+    (
+        ("approve", "sign"),
+        "'who signs off' reads as 'who approves' (CHAT_SPELLINGS); a page may still say "
+        "'must sign off on any exception'",
+    ),
 )
 
 # --- Nouns that name a sum of money paid to staff: a unit stating an amount with its

@@ -35,7 +35,7 @@ PAGES = [
         "in danger.\n- **A**larm: pull the nearest alarm.\n- **C**ontain the fire by closing "
         "doors.\n- **E**xtinguish only a small fire, or evacuate.\n\n## Who to ask\n\n"
         "The safety manager, Dana Ortiz, runs the "
-        "yearly refresher.",
+        "yearly refresher. The branch director must sign off on any overtime.",
     ),
     (
         "leave.md",
@@ -142,9 +142,11 @@ def test_how_a_question_asks_holds_no_key_terms(analyzer: QuestionAnalyzer) -> N
     assert "ok" not in analyzer.analyse("is it ok to bring my own stuff?").key_terms
 
 
-def test_a_phrasal_verb_reads_as_the_verb_pages_use() -> None:
+async def test_a_phrasal_verb_reads_as_the_verb_pages_use(library: Built) -> None:
     assert chat_spelled("who signs off a £900 course?") == "who approve a £900 course?"
     assert "keep" in chat_spelled("how long do we hang on to a lost phone")
     assert chat_spelled("does kestrel chip in for a bus pass") == "does kestrel pay for a bus pass"
+    # A page may still say "sign off" for the approval asked about.
+    assert await lead(library, "who signs off overtime?") == "The branch director"
     # A sign that is not signed off, a chip that is not chipped in: left as written.
     assert chat_spelled("sign the form, chip the ice") == "sign the form, chip the ice"
