@@ -669,14 +669,21 @@ CHAT_SPELLINGS: tuple[tuple[re.Pattern[str], str | Callable[[re.Match[str]], str
         "'when does my insurance kick in' asks when it starts, which pages say as 'begins'",
     ),
     (
-        re.compile(r"\b(?:sign|signs|signed|signing)\s+off\b", re.I),
-        "approve",
-        "'who signs off a course' asks who approves it, which pages say as 'approved by'",
+        re.compile(r"\b(sign|signs|signed|signing)\s+off\b", re.I),
+        r"\1",
+        "'who signs off a course' asks who signs for it, which pages say as 'signs off', "
+        "'sign-off' or 'approved by' (EQUIVALENT_WORDS): the particle says nothing more",
     ),
     (
         re.compile(r"\b(?:hang|hangs|hanging|hung)\s+on\s*to\b", re.I),
         "keep",
         "'how long do we hang on to lost property' asks how long it is kept",
+    ),
+    (
+        re.compile(r"\b(?:pick|picks|picked|picking)\s+up\b", re.I),
+        "get",
+        "'where do I pick up a hard hat' asks where to get one, a light verb pages put as "
+        "'collect', 'are issued' or 'from reception'",
     ),
     (
         re.compile(r"\b(?:chip|chips|chipped|chipping)\s+in\b", re.I),
@@ -828,9 +835,8 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("pc", "pcs", "computer", "computers"), "a 'pc' is a computer"),
     (("sick", "ill", "illness"), "off 'sick' is off 'ill'"),
     (
-        ("approve", "sign"),
-        "'who signs off' reads as 'who approves' (CHAT_SPELLINGS); a page may still say "
-        "'must sign off on any exception'",
+        ("sign", "approve"),
+        "'who signs off' a course asks who approves it; pages say either",
     ),
 )
 

@@ -469,6 +469,8 @@ def _sentence_pieces(matches: Iterable[re.Match[str]]) -> Iterator[_Piece]:
         yield _Piece(text, start)
 
 
+# "of Learning", "of People Operations": what a titled role heads.
+_DEPARTMENT = re.compile(r"\sof\s(?:the\s)?[A-Z][\w’'&-]*(?:\s(?:and\s|&\s)?[A-Z][\w’'&-]*){0,3}")
 # A person's name in apposition after a role: two or three capitalised words.
 _NAMED_AFTER_ROLE = re.compile(r",?\s(?:[A-Z][a-z’'-]+)(?:\s[A-Z][a-z’'-]+){1,2}\b")
 
@@ -509,10 +511,15 @@ def _roles(quote: str, question: str) -> list[str]:
                 break
         # The person a role names just after it ("the privacy officer Tom Brannigan",
         # "the WHS manager, Dana Ortiz") is who is asked for: the role and the name whole.
-        named = _NAMED_AFTER_ROLE.match(quote, token.end())
+        end = token.end()
+        # A titled role's department is part of its name ("the Head of Learning",
+        # "Director of People Operations").
+        department = _DEPARTMENT.match(quote, end) if token.group()[:1].isupper() else None
+        end = department.end() if department else end
+        named = _NAMED_AFTER_ROLE.match(quote, end)
         if named and not _names_a_person(named.group()):
             named = None
-        spans.append((tokens[start].start(), named.end() if named else token.end()))
+        spans.append((tokens[start].start(), named.end() if named else end))
     joined: list[tuple[int, int]] = []
     for start, end in spans:
         if joined and re.fullmatch(r",?\s+(?:and|or)\s+|,\s+", quote[joined[-1][1] : start]):

@@ -386,6 +386,8 @@ def test_the_person_a_role_names_leads_with_the_role() -> None:
     # A capital that only opens the sentence is no name; a day after a role is no person.
     assert who("Contact the payroll officer.") == "the payroll officer"
     assert who("Tell your line manager On Monday mornings.") == "your line manager"
+    # A titled role's department is part of its name.
+    assert who("It is approved by the Head of Learning.") == "the Head of Learning"
 
 
 _WORDS = st.from_regex(r"[A-Za-z][a-z]{1,8}", fullmatch=True)

@@ -47,7 +47,8 @@ PAGES = [
         "Rosters and pay",
         "## Rosters\n\nRosters are published in the staff app every Friday by noon.\n\n"
         "## Public computers\n\nPatrons may use the public computers for 60 minutes per "
-        "day.\n\n## Weekend pay\n\nHourly staff receive an extra $2 per hour on Saturday.",
+        "day.\n\n## Weekend pay\n\nHourly staff receive an extra $2 per hour on Saturday."
+        "\n\n## Courses\n\nEvery paid course is approved by the Head of Learning.",
     ),
 ]
 
@@ -143,10 +144,12 @@ def test_how_a_question_asks_holds_no_key_terms(analyzer: QuestionAnalyzer) -> N
 
 
 async def test_a_phrasal_verb_reads_as_the_verb_pages_use(library: Built) -> None:
-    assert chat_spelled("who signs off a £900 course?") == "who approve a £900 course?"
+    assert chat_spelled("who signs off a £900 course?") == "who signs a £900 course?"
     assert "keep" in chat_spelled("how long do we hang on to a lost phone")
     assert chat_spelled("does kestrel chip in for a bus pass") == "does kestrel pay for a bus pass"
-    # A page may still say "sign off" for the approval asked about.
+    assert chat_spelled("where do i pick up a hard hat") == "where do i get a hard hat"
+    # Signing off is approving, whichever the page says.
+    assert await lead(library, "who signs off a paid course?") == "the Head of Learning"
     assert await lead(library, "who signs off overtime?") == "The branch director"
     # A sign that is not signed off, a chip that is not chipped in: left as written.
     assert chat_spelled("sign the form, chip the ice") == "sign the form, chip the ice"
