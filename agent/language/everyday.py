@@ -37,7 +37,11 @@ class EverydayWeights:
         return 1.0 - (1.0 - self.commonest_weight) * share
 
     def in_everyday_use(self, word: str) -> bool:
-        """Whether `word` is on the small list at all (used at least once per million
-        words): "manager" and "holds" are; "manger" and "hods", English words too, are
-        not, so the asker who writes them has more likely mistyped a common word."""
-        return zipf_frequency(word, "en", wordlist="small") > 0
+        return in_everyday_use(word)
+
+
+def in_everyday_use(word: str) -> bool:
+    """Whether `word` is on the small list at all (used at least once per million words):
+    "manager" and "holds" are; "manger" and "hods", English words too, are not, so the
+    asker who writes them has more likely mistyped a common word."""
+    return zipf_frequency(word, "en", wordlist="small") > 0

@@ -14,6 +14,8 @@ from typing import Protocol
 
 from wordnet_lookup import is_wordnet_term
 
+from agent.language.everyday import in_everyday_use
+
 
 class CorpusTerms(Protocol):
     """What the knowledge base as a whole says of a term (the keyword index answers)."""
@@ -125,6 +127,12 @@ def clipped(word: str, vocabulary: frozenset[str]) -> str | None:
         (v for v in vocabulary if v.startswith(word) and v[len(word) :] not in _DOER), key=len
     )
     if not longer or 2 * len(word) < len(longer[0]):
+        return None
+    # A compound's first part is a word of its own, not a clip: "hand" is no "handheld",
+    # whose rest ("held") is an everyday word too; "cert" is "certification" ("ification"
+    # is none), "heli" is "helicopter" ("copt", of the stem, is no everyday word).
+    rest = longer[0][len(word) :]
+    if len(rest) >= 3 and english(rest) and in_everyday_use(rest):
         return None
     return longer[0] if all(v.startswith(longer[0]) for v in longer) else None
 

@@ -56,6 +56,14 @@ def test_a_clip_stands_only_for_the_one_family_it_begins(
     assert all(v.startswith(whole) for v in vocabulary if v.startswith(word) and v != word)
 
 
+def test_a_compounds_first_word_is_no_clip_of_it() -> None:
+    # "hand" began "handheld" (its rest "held" an everyday word): "I hurt my hand" was
+    # read as asking about the dock's handheld scanners.
+    assert clipped("hand", frozenset({"handheld", "dock"})) is None
+    assert clipped("heli", frozenset({"helicopt"})) == "helicopt"  # "copt" is no everyday word
+    assert clipped("cert", frozenset({"certif"})) == "certif"
+
+
 @given(st.text(max_size=16), st.frozensets(st.text(max_size=6), max_size=8))
 @example("bsl2", frozenset({"bsl 2"}))
 @example("401k", frozenset({"401"}))
