@@ -36,9 +36,6 @@ class EverydayWeights:
         share = (frequency - self.rare_up_to) / (self.common_from - self.rare_up_to)
         return 1.0 - (1.0 - self.commonest_weight) * share
 
-    def in_everyday_use(self, word: str) -> bool:
-        return in_everyday_use(word)
-
 
 def in_everyday_use(word: str) -> bool:
     """Whether `word` is on the small list at all (used at least once per million words):

@@ -62,9 +62,7 @@ def corrections(words: Iterable[str], vocabulary: frozenset[str]) -> dict[str, s
     return found
 
 
-def rare_word_fix(
-    word: str, page_words: Iterable[str], in_everyday_use: Callable[[str], bool]
-) -> str | None:
+def rare_word_fix(word: str, page_words: Iterable[str]) -> str | None:
     """The word of `page_words` that `word`, an English word too rare for everyday use
     ("manger", "hods"), mistypes ("manager", "holds"), or None.
 

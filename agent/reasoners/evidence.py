@@ -407,7 +407,7 @@ class EvidenceScorer:
             if term in fixes or not english(word):
                 continue
             page_words = page_words or {w.casefold() for t in texts for w in WORD.findall(t)}
-            meant = rare_word_fix(word, page_words, self._options.everyday.in_everyday_use)
+            meant = rare_word_fix(word, page_words)
             stems = self.stems(meant) if meant else frozenset()
             if stems:
                 fixes[term] = next(iter(stems))

@@ -13,7 +13,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from agent.language.everyday import EverydayWeights
 from agent.language.questions import QuestionAnalyzer, chat_spelled
 from agent.language.typos import degree_forms, rare_word_fix
 from store.embedded import EmbeddedPostgres
@@ -111,12 +110,11 @@ def test_chat_clips_a_day_after_on_for_or_next(analyzer: QuestionAnalyzer) -> No
 
 
 def test_a_rare_word_is_mended_only_into_one_common_word_one_edit_away() -> None:
-    common = EverydayWeights().in_everyday_use
-    assert rare_word_fix("hods", {"holds", "noon"}, common) == "holds"
+    assert rare_word_fix("hods", {"holds", "noon"}) == "holds"
     # A word in everyday use is meant as written ("wifi" is no "wife")...
-    assert rare_word_fix("wifi", {"wife"}, common) is None
+    assert rare_word_fix("wifi", {"wife"}) is None
     # ... and two candidates are a guess ("hods": "holds" or "hoods").
-    assert rare_word_fix("hods", {"holds", "hoods"}, common) is None
+    assert rare_word_fix("hods", {"holds", "hoods"}) is None
 
 
 @given(
