@@ -194,11 +194,19 @@ def _re(pattern: str) -> re.Pattern[str]:
 QUALIFIERS: tuple[Qualifier, ...] = (
     Qualifier(
         "maximum",
-        _re(r"\b(?:max|maximum|cap|capped|limit|ceiling|at most|most i can)\b"),
+        _re(
+            r"\b(?:max|maximum|cap|capped|limit|ceiling|at most|most i can)\b|"
+            # a superlative of what one is let do asks for the cap ("the heaviest thing
+            # I'm allowed to lift", "the longest I can work"): the page states a limit
+            r"\b(?:heaviest|longest|furthest|farthest|biggest|largest|highest|latest|most)\b"
+            r"(?=(?:\s+[\w']+){0,4}?\s+(?:allowed|permitted|can|may|could)\b)"
+        ),
         _re(
             # plurals too: "these nightly limits" are caps as "the limit" is
             r"\b(?:max|maximums?|caps?|capped|limits?|limited|ceilings?|up to|no more than|at most|"
             r"not (?:to )?exceed|exceed|in excess|only|total)\b|"
+            # a comparative bound: "nothing heavier than 23 kg", "no later than 10:00"
+            r"\b(?:no|nothing|anything|never)\s+(?:\w+\s+)?[a-z]{3,}(?:ier|er) than\b|"
             # a prohibition of more: "No employee may work more than 12 hours", "you
             # cannot carry over more than 5 days" state a cap in any handbook (h22)
             r"\b(?:no (?:\w+ ){1,2}(?:may|can|shall|is allowed to)|(?:may|must|shall) not|"
@@ -838,6 +846,10 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
         ("sign", "approve"),
         "'who signs off' a course asks who approves it; pages say either",
     ),
+    (("big", "large"), "'big files' are the 'large files' a page sends by link"),
+    (("raise", "increase"), "'a raise' is a salary 'increase'"),
+    (("differential", "premium"), "extra pay for a shift is a 'differential' or 'premium'"),
+    (("extra", "additional"), "'extra days' are 'additional days'"),
 )
 
 # --- Nouns that name a sum of money paid to staff: a unit stating an amount with its

@@ -547,14 +547,29 @@ def _places(quote: str, question: str) -> list[str]:
         r"reception|desk|entrance|lobby|kitchen|garage|basement|lot|corner|area|cabinet|"
         r"locker|cupboard|shelf|counter|warehouse|yard|"
         # and where things are put ("drop used coats in the blue bins by the east stairwell")
-        r"bin|box|tray|rack|stairwell|corridor|hallway|noticeboard)s?)\b",
+        r"bin|box|tray|rack|stairwell|corridor|hallway|noticeboard|"
+        # and the sites of a workplace ("at both depots", "in the staff car park")
+        r"depot|dock|gate|car\s+park|parking|station|ward)s?)\b",
+        quote,
+        re.I,
+    )
+    # The point people gather at is a place by what it is called, with what the page
+    # says it is ("the assembly point (the staff car park at both depots)").
+    gathering = re.finditer(
+        r"\b(?:the\s+)?(?:[\w’'-]+\s+)?(?:assembly|meeting|muster|evacuation|collection|"
+        r"rally|rendezvous)\s+(?:point|area|station)s?\b(?:\s*\([^()\n]{1,80}\))?",
         quote,
         re.I,
     )
     # A place named with what it is ("in the Atlas room", "on the Benefits page") before a
     # bare name, which may be part of it ("Atlas") or another thing the sentence names.
     names = [name for _before, _start, name in _undated_names(quote)]
-    return [*_contacts(quote, question), *(m.group(1) for m in where), *names]
+    return [
+        *_contacts(quote, question),
+        *(m.group() for m in gathering),
+        *(m.group(1) for m in where),
+        *names,
+    ]
 
 
 def _polar(quote: str, question: str) -> list[str]:

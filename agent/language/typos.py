@@ -172,7 +172,13 @@ def split_alphanumeric(word: str, written_apart: Callable[[list[str]], bool]) ->
     "BSL-2", "401k" for "401(k)", "covid19" for "COVID-19"): its runs of letters and of
     digits (a lone letter is no word) must stand side by side in the documents
     (`written_apart`), so "bsl3" is not "BSL-2"; then the longest run, letters first.
-    None if the word mixes no letters and digits, or the documents don't write it so."""
+    None if the word mixes no letters and digits, or the documents don't write it so.
+
+    A number run into its unit ("2am", "10kg", "30min") is a quantity the asker
+    states, not a code: split, it would leave the unit ("am") to be searched as a
+    word, and the number the asker gave would no longer read as one."""
+    if _MEASURE.fullmatch(word):
+        return None
     runs = _RUNS.findall(word)
     kept = [r for r in runs if len(r) > 1 or r.isdigit()]
     if len(runs) < 2 or not kept or not written_apart(kept):
@@ -181,6 +187,12 @@ def split_alphanumeric(word: str, written_apart: Callable[[list[str]], bool]) ->
 
 
 _RUNS = re.compile(r"[^\W\d_]+|\d+")
+# A number written with its unit or ordinal: times of day, durations, weights, distances.
+_MEASURE = re.compile(
+    r"\d+(?:[.,]\d+)?(?:am|pm|h|hrs?|hours?|mins?|s|secs?|days?|wks?|kg|g|lbs?|km|mi|m|cm|"
+    r"mm|ft|st|nd|rd|th|x)",
+    re.IGNORECASE,
+)
 
 
 def edit_distance(a: str, b: str, limit: int) -> int:

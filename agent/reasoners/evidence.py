@@ -213,11 +213,17 @@ class EvidenceScorer:
         phrases = {
             p for p in question.pairs if any(p in self._pairs(x.text) for x in (*passages, *read))
         }
+        pages = _page_texts([*passages, *read])
         lexical = [
             u
             for p in passages
             for u in self._lexical(
-                question, p, phrases, self._bridged(question, p, bridges, sides, about), weights
+                question,
+                p,
+                phrases,
+                self._bridged(question, p, bridges, sides, about),
+                weights,
+                pages[p.document_id],
             )
         ]
         shortlist = sorted(
@@ -597,18 +603,21 @@ class EvidenceScorer:
         phrases: set[tuple[str, str]],
         bridged: frozenset[str],
         weights: dict[str, float],
+        page: str,
     ) -> list[_Lexical]:
+        """The units of `passage`, judged; `page` is what was read of its document (its
+        title and passages), where an abbreviation is defined for all of them."""
         passage_stems = self.stems(passage.text) | self.stems(passage.title) | bridged
         # "after 4 years" asked of a page of bands ("3 to 6 years"): the band holding it
         # says the asker's number (agent/language/ranges.py).
         passage_stems |= self._held(question, f"{passage.title}\n{passage.text}")
-        aliases = _remembered(self._aliases, passage.text, self._aliases_of)
+        # A page defines an abbreviation once for all its passages: "PD" beside
+        # "professional development" in one, a budget for it spelled out in another.
+        aliases = _remembered(self._aliases, page, self._aliases_of)
         # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py).
         aliases += tuple(
             (self.stems(name), self.stems(short))
-            for short, name in implied_abbreviations(
-                question.text, f"{passage.title}\n{passage.text}", is_word=english
-            ).items()
+            for short, name in implied_abbreviations(question.text, page, is_word=english).items()
         )
         found = []
         for unit in quotable_units(self._splitter, passage.text):
@@ -649,6 +658,8 @@ class EvidenceScorer:
         # An abbreviation the passage defines stands for its full name and back: under
         # "Employee Assistance Program", a sentence speaks of the EAP a question names.
         for name, short in aliases:
+            if not name or not short:
+                continue  # a stop word ("AM", "IT" folded) stands for nothing
             if name <= context:
                 context |= short
             elif short <= context:
@@ -924,6 +935,18 @@ def _remembered(cache: OrderedDict[str, T], text: str, compute: Callable[[str], 
         if len(cache) > 100_000:
             cache.popitem(last=False)
     return found
+
+
+def _page_texts(passages: Sequence[Passage]) -> dict[int, str]:
+    """Each document's title and the text of its passages read, in document order."""
+    by_page: dict[int, list[Passage]] = {}
+    for p in passages:
+        by_page.setdefault(p.document_id, []).append(p)
+    texts = {
+        page: dict.fromkeys(p.text for p in sorted(read, key=lambda p: p.char_start))
+        for page, read in by_page.items()
+    }
+    return {page: "\n".join([by_page[page][0].title, *found]) for page, found in texts.items()}
 
 
 def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
