@@ -178,6 +178,9 @@ class AnswerBuilder:
             )
             unsaid = self._surface(sub.text, state_gap.missing[:1] if state_gap else ())
             detail = _said_gap(sub.text, self.state.evidence_for(index), unsaid)
+            if not detail and state_gap and state_gap.unheard is not None:
+                # Nothing kept: name only a word no page read has.
+                unsaid = self._surface(sub.text, state_gap.unheard[:1])
             if not detail and unsaid:
                 detail = f"No page found mentions {unsaid}."
             gaps.append(Gap(sub.text, reason, detail or _gap_detail(sub.status, state_gap)))

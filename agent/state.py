@@ -100,6 +100,9 @@ class GapState:
     reason: GapReason
     missing: tuple[str, ...] = ()  # key terms no evidence carries yet
     detail: str = ""
+    # Those of `missing` no passage read has in any form: what "no page found mentions"
+    # may name when no evidence was kept (None: not known, `missing` stands).
+    unheard: tuple[str, ...] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,6 +149,9 @@ class AgentState:
     bridge_sources: dict[int, set[str]] = field(default_factory=dict)
     # The step that read the pages the evidence leans on (the second hop), if one ran.
     hop_step: int | None = None
+    # The words (stems) of every passage read for a sub-question: a gap may say "no page
+    # found mentions X" only of an X none of them has.
+    read_words: dict[int, set[str]] = field(default_factory=dict)
 
     def ran(self, text: str) -> bool:
         """Whether a query with this text (case and spacing aside) already ran."""

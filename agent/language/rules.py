@@ -325,6 +325,13 @@ PREPOSITIONS = frozenset(
     per via among amid upon toward towards against along around throughout until till
     since except besides past onto inside outside beneath below above beside""".split()
 )
+# Words of extent or standing the stop list lacks: "the full budget", "the whole
+# allowance", "the standard rate" speak of the question's "training budget" or "overtime
+# rate" itself, how much or which usual one of it, never of another kind of it.
+EXTENT_WORDS = frozenset(
+    """full whole entire total complete remaining same usual normal standard regular
+    current overall""".split()
+)
 # Abbreviations a full stop ends inside a name ("Dr. Jane Smith", "St. Louis", "Acme
 # Inc. Europe"): after any other word, ". " followed by a capital starts a sentence.
 NAME_ABBREVIATIONS = frozenset(

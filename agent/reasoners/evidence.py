@@ -42,6 +42,7 @@ from agent.language.ranges import bounded, held
 from agent.language.rules import (
     COUNT_STEM,
     EQUIVALENT_WORDS,
+    EXTENT_WORDS,
     FREQUENCY,
     FREQUENCY_ASKED,
     OPPOSITE,
@@ -159,7 +160,8 @@ class EvidenceScorer:
         self._vectors = vectors
         self._options = options or EvidenceOptions()
         self._corpus_terms = corpus_terms
-        self._prepositions = frozenset(analyzer.stems(" ".join(sorted(PREPOSITIONS))))
+        # Words before a noun that make no other kind of it (a preposition, an extent).
+        self._not_kinds = frozenset(analyzer.stems(" ".join(sorted(PREPOSITIONS | EXTENT_WORDS))))
         self._repeat_stems = frozenset(analyzer.stems(" ".join(sorted(REPEAT_VERBS))))
         self._stems: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._phrases: OrderedDict[str, tuple[str | None, ...]] = OrderedDict()
@@ -699,7 +701,7 @@ class EvidenceScorer:
             or any(
                 modifier not in own
                 and _other_kind(
-                    head, modifier, self._phrase_words(unit.text), asked | self._prepositions
+                    head, modifier, self._phrase_words(unit.text), asked | self._not_kinds
                 )
                 for modifier, head in phrases
                 if not bridged  # a bridge's page describes the bridge, not the question
@@ -877,6 +879,14 @@ class EvidenceScorer:
             for term, weight in self._everyday(asked.text, phrasing).items():
                 weights[term] *= weight
         return weights
+
+    def naming(self, question: QuestionAnalysis, terms: Sequence[str]) -> tuple[str, ...]:
+        """Those of `terms` that may name what a question is about: its names, and words
+        less common than the commonest of English ("think", "know", "see"), which are
+        how any question is put (agent/language/everyday.py)."""
+        everyday = self._everyday(question.text, terms)
+        commonest = self._options.everyday.commonest_weight
+        return tuple(t for t in terms if t in question.names or everyday.get(t, 1.0) > commonest)
 
     def _everyday(self, question: str, terms: Sequence[str]) -> dict[str, float]:
         """The everyday weight of each of `terms` as `question` wrote it (the rarest of

@@ -134,6 +134,9 @@ class ExtractiveReasoner:
         self, sub_question: int, passages: Sequence[Passage], state: AgentState
     ) -> list[Evidence]:
         analysis = self._analysis(state, sub_question)
+        heard = state.read_words.setdefault(sub_question, set())
+        for p in passages:
+            heard |= self._scorer.stems(f"{p.title}\n{p.text}")
         bridges = state.bridges.get(sub_question, [])
         # The pages the question is about: those it names by title, and those a bridge was
         # read from in a quote naming all of its names.
@@ -303,12 +306,21 @@ class ExtractiveReasoner:
             ):
                 answered.add(index)
             else:
+                # The most telling missing term first: the gap sentence names it.
+                missing = tuple(sorted(terms - covered, key=lambda t: (-weights[t], t)))
+                # With nothing kept, the gap sentence says no page found mentions a term:
+                # only one no passage read has in any form ("hurt" is unsaid only if no
+                # page read says "injured" either), and one naming something ("think"
+                # and "know" are how the question is put).
+                heard = frozenset(state.read_words.get(index, ()))
+                said = heard | self._scorer.read_in(frozenset(missing) - heard, heard)
+                unsaid = self._scorer.naming(analysis, [t for t in missing if t not in said])
                 gaps.append(
                     GapState(
                         index,
                         "too_weak" if found else "no_results",
-                        # The most telling missing term first: the gap sentence names it.
-                        missing=tuple(sorted(terms - covered, key=lambda t: (-weights[t], t))),
+                        missing=missing,
+                        unheard=None if found else unsaid,
                     )
                 )
         return Judgement(not gaps, tuple(gaps), frozenset(answered), "joint coverage")

@@ -20,7 +20,7 @@ from store.embedded import EmbeddedPostgres
 from store.embedding import SentenceTransformerEmbedder
 from store.text_analysis import TextAnalyzer
 from tests.agent.conftest import Built, built_from, lead, pages_source
-from tests.agent.test_hops import MemoryVectors, passage
+from tests.agent.test_hops import MemoryVectors, passage, reasoner, state_for
 
 # Long enough that the budget and the form fall in chunks too far apart to be read as one
 # passage (jobs/chunking.py: 150 to 400 words a chunk): none read for the budget says "PD".
@@ -132,3 +132,47 @@ async def test_an_abbreviation_that_folds_to_a_stop_word_stands_for_nothing(
     billing = units["Billing questions are handled by Finance within two working days."]
     assert "handl" in billing.covered
     assert "manag" not in billing.covered  # ("account" is the title's)
+
+
+async def test_a_gap_says_no_page_mentions_only_a_word_none_read_has(
+    embedder: SentenceTransformerEmbedder,
+) -> None:
+    # "No page found mentions hurt" was said with a page read that speaks of the injured;
+    # "mentions think" of a word that is only how the question is put.
+    judge = reasoner(embedder)
+    read = [
+        passage(
+            1,
+            "Dock rules",
+            "Forklifts give way to people on foot at the dock. Injured staff see the first "
+            "aider on shift.",
+        )
+    ]
+    for question in [
+        "i hurt my hand, does a forklift at the dock need a beacon?",
+        "i think every forklift needs a beacon?",
+    ]:
+        state = state_for(question)
+        await judge.extract(0, read, state)
+        (gap,) = (await judge.judge(state, [0])).gaps
+        assert gap.reason == "no_results" and not state.evidence
+        # The rarest word no page read has comes first; never one a page says otherwise.
+        assert gap.unheard is not None and gap.unheard[0] == "beacon", question
+        assert not {"hurt", "think", "forklift", "dock"} & set(gap.unheard), question
+
+
+async def test_a_word_of_extent_makes_no_other_kind(embedder: SentenceTransformerEmbedder) -> None:
+    # "the full budget" is the training budget asked about, all of it; "sick leave" is
+    # another kind of "annual leave", "the full budget" no other kind of budget.
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    vectors = SentenceVectors(embedder=embedder, store=MemoryVectors())
+    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    page = passage(
+        1,
+        "Learning",
+        "Everyone has a training budget of £1,000 a year. Part-time employees receive the "
+        "full budget, not a pro-rata amount.",
+    )
+    question = analyzer.analyse("is the training budget reduced for part-time staff?")
+    units = [u.unit.text for u in await scorer.score(question, [page])]
+    assert "Part-time employees receive the full budget, not a pro-rata amount." in units
