@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from agent.language.questions import QuestionAnalyzer
 from agent.language.typos import split_alphanumeric
-from agent.reasoners.evidence import EvidenceScorer
+from agent.reasoners.evidence import EvidenceScorer, ScoredUnit
+from agent.retrieval.reading import Passage
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
 from store.embedded import EmbeddedPostgres
@@ -111,6 +112,16 @@ def test_a_number_with_its_unit_is_never_split(number: int, unit: str) -> None:
     assert split_alphanumeric(f"{number}{unit}", lambda parts: True) is None
 
 
+async def scored(
+    question: str, page: Passage, embedder: SentenceTransformerEmbedder
+) -> list[ScoredUnit]:
+    """`page`'s units not ruled out for `question`, as the scorer judges them."""
+    analyzer = QuestionAnalyzer(TextAnalyzer())
+    vectors = SentenceVectors(embedder=embedder, store=MemoryVectors())
+    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
+    return await scorer.score(analyzer.analyse(question), [page])
+
+
 async def test_an_abbreviation_that_folds_to_a_stop_word_stands_for_nothing(
     embedder: SentenceTransformerEmbedder,
 ) -> None:
@@ -118,17 +129,16 @@ async def test_an_abbreviation_that_folds_to_a_stop_word_stands_for_nothing(
     # sentence, so each read as naming the account manager; on the handbook "How many
     # projects can one account manager handle at the same time?" was answered by
     # "Ensure that project management tasks are handled".
-    analyzer = QuestionAnalyzer(TextAnalyzer())
-    vectors = SentenceVectors(embedder=embedder, store=MemoryVectors())
-    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
     page = passage(
         1,
         "Client accounts",
         "Your account manager (AM) is named in your contract. Billing questions are "
         "handled by Finance within two working days.",
     )
-    question = analyzer.analyse("how many projects can one account manager handle?")
-    units = {u.unit.text: u for u in await scorer.score(question, [page])}
+    units = {
+        u.unit.text: u
+        for u in await scored("how many projects can one account manager handle?", page, embedder)
+    }
     billing = units["Billing questions are handled by Finance within two working days."]
     assert "handl" in billing.covered
     assert "manag" not in billing.covered  # ("account" is the title's)
@@ -164,15 +174,12 @@ async def test_a_gap_says_no_page_mentions_only_a_word_none_read_has(
 async def test_a_word_of_extent_makes_no_other_kind(embedder: SentenceTransformerEmbedder) -> None:
     # "the full budget" is the training budget asked about, all of it; "sick leave" is
     # another kind of "annual leave", "the full budget" no other kind of budget.
-    analyzer = QuestionAnalyzer(TextAnalyzer())
-    vectors = SentenceVectors(embedder=embedder, store=MemoryVectors())
-    scorer = EvidenceScorer(analyzer=analyzer, splitter=SentenceSplitter(), vectors=vectors)
     page = passage(
         1,
         "Learning",
         "Everyone has a training budget of £1,000 a year. Part-time employees receive the "
         "full budget, not a pro-rata amount.",
     )
-    question = analyzer.analyse("is the training budget reduced for part-time staff?")
-    units = [u.unit.text for u in await scorer.score(question, [page])]
+    question = "is the training budget reduced for part-time staff?"
+    units = [u.unit.text for u in await scored(question, page, embedder)]
     assert "Part-time employees receive the full budget, not a pro-rata amount." in units
