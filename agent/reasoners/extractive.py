@@ -308,22 +308,26 @@ class ExtractiveReasoner:
             else:
                 # The most telling missing term first: the gap sentence names it.
                 missing = tuple(sorted(terms - covered, key=lambda t: (-weights[t], t)))
-                # With nothing kept, the gap sentence says no page found mentions a term:
-                # only one no passage read has in any form ("hurt" is unsaid only if no
-                # page read says "injured" either), and one naming something ("think"
-                # and "know" are how the question is put).
-                heard = frozenset(state.read_words.get(index, ()))
-                said = heard | self._scorer.read_in(frozenset(missing) - heard, heard)
-                unsaid = self._scorer.naming(analysis, [t for t in missing if t not in said])
                 gaps.append(
                     GapState(
                         index,
                         "too_weak" if found else "no_results",
                         missing=missing,
-                        unheard=None if found else unsaid,
+                        unheard=None if found else self._unheard(state, index, analysis, missing),
                     )
                 )
         return Judgement(not gaps, tuple(gaps), frozenset(answered), "joint coverage")
+
+    def _unheard(
+        self, state: AgentState, index: int, analysis: QuestionAnalysis, missing: Sequence[str]
+    ) -> tuple[str, ...]:
+        """Those of `missing` a gap may say no page found mentions: no passage read for
+        the sub-question has them in any form ("hurt" only if no page read says "injured"
+        either), and they may name something ("think" and "know" are how a question is
+        put)."""
+        heard = frozenset(state.read_words.get(index, ()))
+        said = heard | self._scorer.read_in(frozenset(missing) - heard, heard)
+        return self._scorer.naming(analysis, [t for t in missing if t not in said])
 
     async def rewrite(self, gap: GapState, state: AgentState) -> str | None:
         question = state.sub_questions[gap.sub_question].text
