@@ -615,7 +615,9 @@ class EvidenceScorer:
         passage_stems |= self._held(question, f"{passage.title}\n{passage.text}")
         # A page defines an abbreviation once for all its passages: "PD" beside
         # "professional development" in one, a budget for it spelled out in another.
-        aliases = _remembered(self._aliases, page, self._aliases_of)
+        # Keyed by what was read of the page, which varies question by question: a
+        # small cache, so a long-running bot does not keep every combination's text.
+        aliases = _remembered(self._aliases, page, self._aliases_of, limit=2_000)
         # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py).
         aliases += tuple(
             (self.stems(name), self.stems(short))
@@ -936,13 +938,15 @@ _CURRENCY = re.compile(r"[$€£]\s?\d|\d\s?(?:dollars|euros|pounds)\b", re.I)
 _CODE = re.compile(r"(?<![\w-])[A-Za-z]{1,6}-\d{1,6}(?![\w-])")
 
 
-def _remembered(cache: OrderedDict[str, T], text: str, compute: Callable[[str], T]) -> T:
-    """`compute(text)`, kept in `cache` (the oldest of 100,000 entries dropped first)."""
+def _remembered(
+    cache: OrderedDict[str, T], text: str, compute: Callable[[str], T], limit: int = 100_000
+) -> T:
+    """`compute(text)`, kept in `cache` (the oldest of `limit` entries dropped first)."""
     found = cache.get(text)
     if found is None:
         found = compute(text)
         cache[text] = found
-        if len(cache) > 100_000:
+        if len(cache) > limit:
             cache.popitem(last=False)
     return found
 

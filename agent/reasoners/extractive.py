@@ -136,7 +136,8 @@ class ExtractiveReasoner:
         analysis = self._analysis(state, sub_question)
         heard = state.read_words.setdefault(sub_question, set())
         for p in passages:
-            heard |= self._scorer.stems(f"{p.title}\n{p.text}")
+            # The title and text apart: the scorer has their stems cached already.
+            heard |= self._scorer.stems(p.title) | self._scorer.stems(p.text)
         bridges = state.bridges.get(sub_question, [])
         # The pages the question is about: those it names by title, and those a bridge was
         # read from in a quote naming all of its names.
