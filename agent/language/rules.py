@@ -353,6 +353,8 @@ ACTION_VERBS = frozenset(
     print return cancel reach schedule choose pick get put write record mark forward
     share turn install join enroll enrol save copy start change go fill take keep
     provide include approve note obtain confirm list""".split()
+    # how a step says to look a thing up ("Search the IT Standards list in GEAR")
+    + "search look browse".split()
 )
 # Words that open a clause's subject (pronouns, determiners, quantifiers, "there"): a
 # main clause after "If …," opening with none of them has no subject, so it instructs.

@@ -638,17 +638,40 @@ def _steps(quote: str, question: str) -> list[str]:
     if opened and _instructs(quote.strip()):
         found.append(_clauses(quote.strip()[opened.start(1) :])[0])
     for clause in _clauses(quote):
-        words = clause.split()
+        # A verb of the condition is none of the steps ("If you use other tools, …").
+        condition = _CONDITION.match(clause)
+        words = clause[condition.start(1) :].split() if condition else clause.split()
         for i, word in enumerate(words[:8]):
             bare = word.strip("*_`“”\"'(").casefold()
             before = " ".join(words[max(0, i - 3) : i]).casefold()
             imperative = i == 0 or re.search(
                 r"(?:you|to|please|must|should|can|will|need to|then|first|,)$", before
             )
-            if bare in ACTION_VERBS and imperative:
+            # "… and how to request it" says what a page tells, not what to do.
+            told = re.search(r"\b(?:how|whether|what|where|when|which)\s+to$", before)
+            if bare in ACTION_VERBS and imperative and not told:
                 found.append(" ".join(words[i:]))
                 break
-    return found
+    # A step that only sends the reader to another page is where the steps are, not them;
+    # nor is what it says the page tells ("… page to check whether it is approved, and how
+    # to request it").
+    pointers = [step for step in found if _REFERRAL.match(step)]
+    return [step for step in found if not any(step in p for p in pointers)]
+
+
+# "follow the instructions on the [Software](…) page to …", "see the Timesheets page",
+# "refer to [the travel guide](…) for details": in any wiki, a pointer to the page that
+# holds the steps. The page it points to answers "how do I …?"; the pointer does not.
+_REFERRAL = re.compile(
+    # a verb of reading, and a link or a capitalised title with "page" after it …
+    r"(?i:(?:please\s+)?(?:see|read|consult|refer\s+to|follow\s+the\s+"
+    r"(?:instructions|steps|guidance|guide|process)\s+(?:on|in|at))\s+(?:the\s+|our\s+)?)"
+    r"(?:\[[^\]\n]*\]\([^)\s]*\)|[A-Z][^.;:()\n]{0,60}?\s+(?i:page|section|article|wiki)\b)"
+    # … or of going somewhere, to a page by name: "check [your profile](…)" is a step in
+    # a tool; "check the Holidays page", "visit the [Pay](…) page" send to the page
+    r"|(?i:(?:please\s+)?(?:check|visit|go\s+to)\s+(?:the\s+|our\s+)?)"
+    r"(?:\[[^\]\n]*\]\([^)\s]*\)|[A-Z][^.;:()\n]{0,60}?)\s+(?i:page|section|article|wiki)\b"
+)
 
 
 def _items(quote: str, question: str) -> list[str]:
@@ -726,6 +749,34 @@ _DASH_DEFINED = re.compile(
 )
 
 
+def _contacts_not_pointed_to(quote: str, question: str) -> list[str]:
+    """The addresses and links a step is done at ("email payroll@…", "fill in [the
+    form](…)"), not the page a pointer sends the reader to ("see [the travel guide](…)")."""
+    pointers = [m.group(0) for m in _REFERRAL.finditer(quote)]
+    return [c for c in _contacts(quote, question) if not any(c in p for p in pointers)]
+
+
+def _manner(quote: str, question: str) -> list[str]:
+    """How a thing is done, as a statement says it: "how is Christmas leave decided?" is
+    answered by "Leave … is allocated by a ballot held in September", a passive verb and
+    the means or rate it is done by, not only by steps to follow."""
+    if not _PASSIVE_HOW.match(question):
+        return []
+    return [m.group(1) for m in _DONE_BY.finditer(quote)]
+
+
+# "how is / are / was … (done)?": the way a thing is done to it, in the passive.
+_PASSIVE_HOW = re.compile(r"\s*how\s+(?:is|are|was|were)\b", re.I)
+# "is allocated by a ballot", "are accrued at 12.07% of hours worked": a participle and the
+# means, rate or basis it is done by.
+_DONE_BY = re.compile(
+    r"\b(?:is|are|was|were|be|being|been)\s+(?:\w+ly\s+)?"
+    r"(\w+(?:ed|en|wn|ld|nt|id|ut)\s+(?:by|at|through|via|using|on\s+the\s+basis\s+of|"
+    r"according\s+to|in\s+proportion\s+to|based\s+on|from)\s+(?:[^.;\n]|\.\d){2,120})",
+    re.I,
+)
+
+
 def _reasons(quote: str, question: str) -> list[str]:
     return [quote[m.start() :].split(".")[0] for m in CAUSE.finditer(quote)]
 
@@ -747,7 +798,7 @@ _FINDERS: dict[str, tuple[Finder, ...]] = {
     # share paid ("does the studio cover the fee for a resit?" "the studio pays 50% of
     # the fee"; "is there a gym reimbursement?" "a wellness stipend of $60 per month").
     "yes_no": (_polar, _listed, _amounts),
-    "procedure": (_steps, _contacts),
+    "procedure": (_steps, _manner, _contacts_not_pointed_to),
     "list": (_items, _steps, _names),
     "definition": (_definitions, _numbers),
     "reason": (_reasons,),
