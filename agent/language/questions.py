@@ -79,6 +79,13 @@ _WAIT_POINT = re.compile(
     r"(?:before|after|until|till)\b",
     re.I,
 )
+# "how long do share links last?" asks how long they are good for: "last" restates the
+# duration asked, which pages say as "expire after 14 days" or "are valid for a year".
+_HOW_LONG_LAST = re.compile(
+    r"\b(how\s+long\s+(?:do|does|did|will|would|should|can)\b[^?.!]{1,120}?)\s+last"
+    r"(?=\s*(?:$|[?.!,;]|\b(?:for|if|when|after|before|once|in|at|on|and|or)\b))",
+    re.I,
+)
 # "how do pro deals work?", "how does the pension work?" ask for a description; "work"
 # says how it is asked, not what about (the page says "you may buy gear at cost").
 _HOW_IT_WORKS = re.compile(
@@ -323,6 +330,7 @@ class QuestionAnalyzer:
     def analyse(self, question: str) -> QuestionAnalysis:
         text = chat_spelled(" ".join(question.split()))
         content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1\2", text))
+        content = _HOW_LONG_LAST.sub(r"\1", content)
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = PHRASAL_PARTICLES.sub(r"\1", _LIGHT_VERB_PARTICLE.sub(r"\1", content))
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]

@@ -152,6 +152,35 @@ def split_compound(word: str, is_word: Callable[[str], bool]) -> tuple[str, str]
     return None
 
 
+def clipped_in_phrase(word: str, question: str, text: str) -> str | None:
+    """The word of `text` that `word` clips in a phrase the asker wrote ("bank hol" for the
+    pages' "bank holiday", "mat leave" for "maternity leave"), or None.
+
+    A clip too short to stand alone (`clipped` wants four letters) is read when the word
+    beside it in the question stands beside one word, and one only, beginning with the
+    clip in the pages: the phrase is the evidence, as the pages writing a compound apart
+    is for `written_as_two`."""
+    word = word.casefold()
+    if len(word) < 3 or not word.isalpha():
+        return None
+    found = set()
+    words = [w.casefold() for w in re.findall(r"[A-Za-z]+", question)]
+    for i, w in enumerate(words):
+        if w != word:
+            continue
+        before = words[i - 1] if i > 0 else ""
+        after = words[i + 1] if i + 1 < len(words) else ""
+        if len(before) >= 3:
+            pattern = rf"\b{re.escape(before)}[\s-]+({re.escape(word)}[a-z]+)\b"
+            found |= {m.casefold() for m in re.findall(pattern, text, re.IGNORECASE)}
+        if len(after) >= 3:
+            pattern = rf"\b({re.escape(word)}[a-z]+)[\s-]+{re.escape(after)}\b"
+            found |= {m.casefold() for m in re.findall(pattern, text, re.IGNORECASE)}
+    # One word, in its forms ("holiday", "holidays"): the shortest begins every other.
+    shortest = min(found, key=len, default=None)
+    return shortest if shortest and all(f.startswith(shortest) for f in found) else None
+
+
 def written_as_two(word: str, text: str) -> tuple[str, str] | None:
     """The two words `text` writes side by side ("on-call", "help desk") that the asker
     wrote as one `word` ("oncall", "helpdesk"), however short the first: the pages

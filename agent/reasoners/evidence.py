@@ -61,6 +61,7 @@ from agent.language.typos import (
     CorpusTerms,
     apply,
     clipped,
+    clipped_in_phrase,
     corrections,
     degree_forms,
     edit_distance,
@@ -433,6 +434,15 @@ class EvidenceScorer:
             whole = None if term in fixes else clipped(term, vocabulary)
             if whole:
                 fixes[term] = whole
+        # Shorter, in a phrase the pages write ("bank hol" for "bank holiday").
+        for term in unknown:
+            word = written.get(term, term)
+            whole = (
+                None if term in fixes else clipped_in_phrase(word, question.text, "\n".join(texts))
+            )
+            stems = self.stems(whole) if whole else frozenset()
+            if stems:
+                fixes[term] = next(iter(stems))
         # A word the pages write as two ("under-performing") stands for its second part,
         # split as the asker wrote it (the stem of "oncall" is "oncal", no split of which
         # the pages have).
