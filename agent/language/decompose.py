@@ -54,7 +54,10 @@ _NAME = r"[A-Z][\w'’.-]*(?:\s+(?:of\s+|de\s+|the\s+)?[A-Z][\w'’.-]*)+"
 _TWO_NAMES = re.compile(rf"(?P<a>{_NAME})\s+and\s+(?P<b>{_NAME})")
 _SECOND_CLAUSE = re.compile(
     r"\s*(?:,\s*)?\band\s+(?=(?:how|what|when|where|who|why|which|can|do|does|is|are|should)"
-    r"\b)",
+    r"\b"
+    # an auxiliary that opens a question only with its subject after it ("… and will I
+    # be charged?"), not a verb's ("… and was auto-enrolled")
+    r"|(?:will|would|could|may|must|did|am)\s+(?:i|we|you|they|it|he|she)\b)",
     re.I,
 )
 _COMPARISON_WORDS = re.compile(r"\b(?:both|the same|same|each|either|respectively)\b", re.I)

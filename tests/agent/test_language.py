@@ -23,6 +23,11 @@ from agent.language.questions import answer_type
         ("How do I request leave and what is the deadline for a voucher?",
          ["How do I request leave?", "what is the deadline for a voucher?"]),
         ("How much annual leave do I earn?", ["How much annual leave do I earn?"]),
+        # an auxiliary with its subject opens a second question; without one, a verb
+        ("lost my key card what do i do and will i be charged for a new one",
+         ["lost my key card what do i do?", "will i be charged for a new one?"]),
+        ("joined in march and was auto-enrolled, can I opt out?",
+         ["joined in march and was auto-enrolled, can I opt out?"]),
     ],
 )  # fmt: skip
 def test_questions_split_into_the_sub_questions_they_ask(question: str, parts: list[str]) -> None:
