@@ -191,5 +191,33 @@ def _arguments() -> argparse.Namespace:
     return parser.parse_args()
 
 
+def _run(args: argparse.Namespace) -> int:
+    """The benchmark, its known failures as one line each (exit 1), as `kb` reports them:
+    a database that stops mid-run (a copied home's Postgres killed, a full disk) leaves
+    nothing to measure, and a traceback says no more than the line does."""
+    import asyncpg
+
+    from agent.errors import AgentError
+    from jobs.errors import JobsError
+    from store.errors import StoreError
+
+    try:
+        asyncio.run(main(args))
+    except (
+        StoreError,
+        JobsError,
+        AgentError,
+        asyncpg.PostgresError,
+        asyncpg.InterfaceError,
+        OSError,
+    ) as exc:
+        message = " ".join(str(exc).split()) or type(exc).__name__
+        print(f"error: {message}; run again on a fresh --kb-home copy", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
+
 if __name__ == "__main__":
-    asyncio.run(main(_arguments()))
+    sys.exit(_run(_arguments()))
