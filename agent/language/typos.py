@@ -163,19 +163,14 @@ def clipped_in_phrase(word: str, question: str, text: str) -> str | None:
     word = word.casefold()
     if len(word) < 3 or not word.isalpha():
         return None
-    found = set()
     words = [w.casefold() for w in re.findall(r"[A-Za-z]+", question)]
-    for i, w in enumerate(words):
-        if w != word:
-            continue
-        before = words[i - 1] if i > 0 else ""
-        after = words[i + 1] if i + 1 < len(words) else ""
-        if len(before) >= 3:
-            pattern = rf"\b{re.escape(before)}[\s-]+({re.escape(word)}[a-z]+)\b"
-            found |= {m.casefold() for m in re.findall(pattern, text, re.IGNORECASE)}
-        if len(after) >= 3:
-            pattern = rf"\b({re.escape(word)}[a-z]+)[\s-]+{re.escape(after)}\b"
-            found |= {m.casefold() for m in re.findall(pattern, text, re.IGNORECASE)}
+    # Each word beside the clip once, however often the message repeats the phrase.
+    befores = {words[i - 1] for i, w in enumerate(words) if w == word and i > 0}
+    afters = {words[i + 1] for i, w in enumerate(words) if w == word and i + 1 < len(words)}
+    clip = re.escape(word)
+    patterns = [rf"\b{re.escape(b)}[\s-]+({clip}[a-z]+)\b" for b in befores if len(b) >= 3]
+    patterns += [rf"\b({clip}[a-z]+)[\s-]+{re.escape(a)}\b" for a in afters if len(a) >= 3]
+    found = {m.casefold() for p in patterns for m in re.findall(p, text, re.IGNORECASE)}
     # One word, in its forms ("holiday", "holidays"): the shortest begins every other.
     shortest = min(found, key=len, default=None)
     return shortest if shortest and all(f.startswith(shortest) for f in found) else None
