@@ -1,7 +1,7 @@
 """Properties of the question-text readers this project added for chat questions and
 altered questions: any text in, a well-formed answer out, never an exception
-(agent/language/prefixes.py, questions.chat_spelled / answer_type, typos.clipped and
-split_alphanumeric, spans.find_span's yes/no readers)."""
+(agent/language/prefixes.py, questions.chat_spelled / answer_type, typos.clipped,
+clipped_in_phrase and split_alphanumeric, spans.find_span's yes/no and steps readers)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, answer_type, chat_spelled
 from agent.language.spans import find_span
-from agent.language.typos import clipped, split_alphanumeric
+from agent.language.typos import clipped, clipped_in_phrase, split_alphanumeric
 
 _CHATTY = st.text(alphabet=st.sampled_from("whatsincl plzthx?.-' unonUNONaeiou\u017f\u00df"))
 
@@ -80,3 +80,25 @@ def test_a_run_together_word_stands_only_for_one_of_its_own_parts(
 def test_a_yes_no_span_is_always_a_piece_of_the_quote(quote: str, question: str) -> None:
     span = find_span(quote, "yes_no", question)
     assert span == "" or span in quote
+
+
+@given(st.text(max_size=200), _CHATTY | st.text(max_size=60))
+@example("Leave is allocated by a ballot held in September.", "how is leave decided?")
+@example(
+    "If you use tools, follow the instructions on the [Tools](https://a.example) page.", "how?"
+)
+@example("See the Timesheets page; email payroll@a.example.", "how do I fix my pay?")
+def test_a_steps_span_is_always_the_quotes_own_words(quote: str, question: str) -> None:
+    # Steps, a pointer left out, or how a thing is done: words of the quote, in its order.
+    span = find_span(quote, "procedure", question)
+    assert span == "" or " ".join(span.split()) in " ".join(quote.split())
+
+
+@given(_CHATTY | st.text(max_size=8), _CHATTY | st.text(max_size=80), st.text(max_size=300))
+@example("hol", "worked the bank hol", "a bank holiday; bank holidays; bank holder")
+@example("d[f", "sunday d[f", "sunday d[fferential")
+def test_a_clip_in_a_phrase_is_a_word_of_the_pages_it_begins(
+    word: str, question: str, text: str
+) -> None:
+    whole = clipped_in_phrase(word, question, text)
+    assert whole is None or (whole.startswith(word.casefold()) and whole in text.casefold())
