@@ -435,11 +435,10 @@ class EvidenceScorer:
             if whole:
                 fixes[term] = whole
         # Shorter, in a phrase the pages write ("bank hol" for "bank holiday").
+        read = "\n".join(texts)
         for term in unknown:
             word = written.get(term, term)
-            whole = (
-                None if term in fixes else clipped_in_phrase(word, question.text, "\n".join(texts))
-            )
+            whole = None if term in fixes else clipped_in_phrase(word, question.text, read)
             stems = self.stems(whole) if whole else frozenset()
             if stems:
                 fixes[term] = next(iter(stems))
@@ -451,7 +450,7 @@ class EvidenceScorer:
             parts = None if term in fixes else split_compound(word, self._part_of(vocabulary))
             # However short its first part, if the pages write the two side by side
             # ("on-call" for "oncall", "help desk" for "helpdesk").
-            parts = parts or (None if term in fixes else written_as_two(word, "\n".join(texts)))
+            parts = parts or (None if term in fixes else written_as_two(word, read))
             stems = self.stems(parts[1]) or self.stems(parts[0]) if parts else frozenset()
             if stems:  # "underperform" is said of the "perform" the pages have
                 fixes[term] = next(iter(stems))
