@@ -93,11 +93,19 @@ class _OneLineErrors(click.Group):
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (never document text).")
 def main(verbose: bool) -> None:
     """slack-kb: answers from your team's documents, with verified quotes."""
-    logging.basicConfig(
-        level=logging.INFO if verbose else logging.WARNING,
-        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
+    from bot.logs import configure_logging
+
+    # A library's warning (a pool reconnecting, a server that would not stop) is one
+    # line here; --verbose keeps its traceback for whoever is debugging.
+    configure_logging(
+        log_format="text", level=logging.INFO if verbose else logging.WARNING, tracebacks=verbose
     )
-    logging.getLogger("pgserver").setLevel(logging.WARNING)
+    if not verbose:
+        # A pool retrying and a dead server refusing to stop: the one error line of a
+        # failed command says it (bot/wiring.py's open_runtime), and a recovered one
+        # needs no word.
+        for library in ("asyncpg.pool", "pgserver"):
+            logging.getLogger(library).setLevel(logging.CRITICAL)
 
 
 @main.command()

@@ -101,15 +101,38 @@ class _ScrubbingTextFormatter(logging.Formatter):
         return scrub(super().format(record))
 
 
+class _OneLineTextFormatter(_ScrubbingTextFormatter):
+    """A record as one line, for a person at a terminal: a library's multi-line message
+    folded, and an exception as its type and message instead of a traceback."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        saved = record.exc_info, record.exc_text, record.stack_info
+        record.exc_info, record.exc_text, record.stack_info = None, None, None
+        try:
+            line = " ".join(super().format(record).split())
+        finally:
+            record.exc_info, record.exc_text, record.stack_info = saved
+        exc = saved[0][1] if saved[0] else None
+        if exc is not None:
+            line += scrub(f" ({type(exc).__name__}: {' '.join(str(exc).split())})")
+        return line
+
+
 def configure_logging(
-    *, log_format: LogFormat, level: int = logging.INFO, stream: IO[str] | None = None
+    *,
+    log_format: LogFormat,
+    level: int = logging.INFO,
+    stream: IO[str] | None = None,
+    tracebacks: bool = True,
 ) -> logging.Handler:
     """Send every log record at `level` and above to `stream` (stderr) in `log_format`;
-    replaces whatever handlers the root logger had. Returns the handler."""
+    replaces whatever handlers the root logger had. Returns the handler.
+
+    `tracebacks=False` (the interactive commands without --verbose) writes each text
+    record on one line, an exception by its type and message."""
     handler = logging.StreamHandler(stream or sys.stderr)
-    handler.setFormatter(
-        JsonFormatter() if log_format == "json" else _ScrubbingTextFormatter(TEXT_FORMAT)
-    )
+    text = _ScrubbingTextFormatter if tracebacks else _OneLineTextFormatter
+    handler.setFormatter(JsonFormatter() if log_format == "json" else text(TEXT_FORMAT))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)

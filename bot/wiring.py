@@ -42,12 +42,12 @@ from jobs.queued_writes import Distribution
 from jobs.reindex import ReindexJob
 from jobs.worker import IndexWorker, WorkerOptions, WorkerTotals
 from store.corpus import CorpusReader
-from store.database import describe_dsn, open_pool
+from store.database import describe_dsn, open_pool, reachable
 from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import PACKAGED_MODEL_NAME, Embedder, SentenceTransformerEmbedder
 from store.embedding_space import EmbeddingSpace, mismatch
-from store.errors import EmbeddingModelUnavailable
+from store.errors import CONNECTION_FAILURES, DatabaseUnavailable, EmbeddingModelUnavailable
 from store.escalations import EscalationRepository
 from store.filters import NO_FILTER, ChunkFilter
 from store.index_queue import IndexQueue
@@ -572,6 +572,15 @@ async def open_runtime(
                 pgvector=version,
                 extra_embedders=extra,
             )
+        except CONNECTION_FAILURES as exc:
+            # The server went away under a command (stopped, crashed, restarted): one
+            # plain line instead of a driver's traceback, unless it answers again.
+            if await reachable(dsn):
+                raise
+            raise DatabaseUnavailable(
+                f"lost the connection to the {where} ({type(exc).__name__}: {exc}); "
+                "check that the database is running, then run the command again"
+            ) from exc
         finally:
             await keyword_search.close()
             await pool.close()

@@ -38,6 +38,16 @@ async def connect(dsn: str, *, timeout: float = 10.0) -> asyncpg.Connection:
         raise _unreachable(exc, dsn) from exc
 
 
+async def reachable(dsn: str, *, timeout: float = 5.0) -> bool:
+    """Whether a fresh connection to `dsn` opens now (after a pooled one failed)."""
+    try:
+        conn = await connect(dsn, timeout=timeout)
+    except DatabaseUnavailable:
+        return False
+    await conn.close()
+    return True
+
+
 def _unreachable(exc: Exception, dsn: str) -> DatabaseUnavailable:
     return DatabaseUnavailable(
         f"cannot connect to the database at {describe_dsn(dsn)} ({type(exc).__name__}: "
