@@ -326,6 +326,37 @@ def _numbers(quote: str, question: str) -> list[str]:
     return [m.group() for m, _stretch in ranked]
 
 
+def _quantities(quote: str, question: str) -> list[str]:
+    """The numbers of `quote` that can answer "how many / how much": a number written as
+    part of a calendar date ("Today, January 25th, 2022, you have …", "On 31 December
+    1687", "(born 1920)", "about 1820", "in 1806-07") dates something and counts
+    nothing, whatever the knowledge base ("what year" asks for a date, not a number).
+    A year-shaped figure with its unit ("2000 employees") counts."""
+    dated = [m.span() for m in _DATED.finditer(quote)]
+
+    def in_a_date(number: str) -> bool:
+        numeral = _NUMERAL_IN.search(number)
+        if numeral is None:
+            return False  # a number word ("two")
+        spots = [m.start() + numeral.start() for m in re.finditer(re.escape(number), quote)]
+        return bool(spots) and all(any(a <= i < b for a, b in dated) for i in spots)
+
+    return [n for n in _numbers(quote, question) if not in_a_date(n)]
+
+
+_NUMERAL_IN = re.compile(r"\d")
+# Month names written as names (capitalised): "5 may be" is no date.
+_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+_YEAR = r"(?:1[6-9]|20)\d\d"
+_DATED = re.compile(
+    rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+{_YEAR}\b)?"  # 31 December 1687
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?\b(?:,?\s+{_YEAR}\b)?"  # January 25th, 2022
+    # a year with no unit after it ("in 1806-07", "born 1920)", "In 2019 the office");
+    # "2000 employees" counts
+    rf"|\b{_YEAR}(?:s|\s*[-–/]\s*\d{{2}})?\b(?!\s+(?!{_NOT_UNIT}\b)[a-z])"
+)
+
+
 def _stretches(quote: str, numbers: Sequence[re.Match[str]]) -> list[str]:
     """What each number of `quote` says of itself: the text from it to the next number
     or to the end of its clause, whichever comes first."""
@@ -788,7 +819,7 @@ def _entity(quote: str, question: str) -> Iterator[str]:
 
 
 _FINDERS: dict[str, tuple[Finder, ...]] = {
-    "number": (_numbers,),
+    "number": (_quantities,),
     "date": (_dates,),
     "person": (_roles, _people, _contacts),
     "organisation": (_organisations, _roles, _names),

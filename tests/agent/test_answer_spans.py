@@ -309,6 +309,24 @@ def test_a_when_or_where_opening_a_clause_does_not_make_its_question(
 
 
 @pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        ("Today, January 25th, 2022, you have 182 hours of annual leave available.",
+         "182 hours of annual leave"),
+        ("Keller (born 1920) directed 14 feature films.", "14 feature films"),
+        ("In 2019 the office had 2000 employees.", "2000 employees"),
+        ("The policy was last revised in 2021.", ""),
+        ("On 31 December 1687 the first group set sail.", ""),
+        ("They switched languages in 1806-07.", ""),
+        ("Requests close on 15 May; up to 5 days carry over.", "up to 5 days carry over"),
+        ("You may carry 3 days; 2 may be paid out.", "3 days"),
+    ],
+)  # fmt: skip
+def test_a_number_written_in_a_date_counts_nothing(quote: str, span: str) -> None:
+    assert find_span(quote, "number", "how many days can I carry over?") == span
+
+
+@pytest.mark.parametrize(
     ("quote", "kind", "question", "span"),
     [
         (
