@@ -46,6 +46,13 @@ class Sentence:
     def lead_in(self) -> bool:
         return self.kind == "sentence" and self.text.endswith(":")
 
+    @property
+    def only_asks(self) -> bool:
+        """A sentence of a page that is itself a question ("What factors will you take
+        into consideration?", an FAQ's "Can I carry leave over?") states nothing: quoted,
+        it would pass a question off as something found. Its answer follows it."""
+        return self.kind == "sentence" and self.text.rstrip().endswith("?")
+
 
 @dataclass(frozen=True, slots=True)
 class _Block:

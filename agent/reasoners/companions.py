@@ -53,7 +53,7 @@ def companions(
         if chunk is not None:
             found.append(Companion(first.text, chunk))
     following = next((u for u in block if u.start >= quoted.end), None)
-    if following is not None:
+    if following is not None and not following.only_asks:
         span = find_span(following.text, answer_type, question)
         chunk = _chunk_of(passage, following)
         if span and chunk is not None:

@@ -13,6 +13,7 @@ import pytest
 
 from agent.loop import AgentLoop
 from agent.reasoners.companions import companions
+from agent.reasoners.evidence import quotable_units
 from agent.reasoners.extractive import ExtractiveOptions
 from agent.sentences import SentenceSplitter
 from jobs.documents import SourceDocument, StaticSource
@@ -125,3 +126,23 @@ def test_companions_stay_inside_their_paragraph_or_item() -> None:
     first = next(u for u in units if u.text.startswith("Paragraph"))
     # The next sentence of the same paragraph holds no address: no companion either.
     assert companions(units, page, first, "contact", "where do I send it?") == ()
+
+
+def test_a_question_the_page_asks_is_never_quoted() -> None:
+    # A playbook's exercise or an FAQ asks questions; quoted, one would pass a question
+    # off as something found ("What factors will you take into consideration?" shown
+    # under "can I bring my dog to the office?").
+    splitter = SentenceSplitter()
+    text = (
+        "Leave requests go to your manager. Can I take leave on 1 May without asking?\n\n"
+        "Can I carry leave over? Up to 5 days carry over into the next year.\n"
+    )
+    units, page = splitter.split(text), passage(1, "Page", text)
+    quotable = [u.text for u in quotable_units(splitter, text)]
+    assert quotable == [
+        "Leave requests go to your manager.",
+        "Up to 5 days carry over into the next year.",
+    ]
+    first = next(u for u in units if u.text.startswith("Leave requests"))
+    # The next sentence holds a date, but only asks: it is no companion.
+    assert companions(units, page, first, "date", "when should I ask for leave?") == ()
