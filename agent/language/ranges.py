@@ -65,9 +65,11 @@ _FROM_ABOVE = re.compile(
     rf"a maximum of|maximum of)\s+(?P<n>{_NUMBER})\s+{_UNIT}\b",
     re.I,
 )
+# "After 5 years' service: 27 days" is a milestone, reached on the day the fifth year
+# is completed: "after 5 years" includes 5, as the asker who writes it means too.
 _INCLUSIVE = frozenset(
-    "at least,no less than,no fewer than,a minimum of,minimum of,from,up to,at most,no more than,"
-    "within,a maximum of,maximum of".split(",")
+    "at least,no less than,no fewer than,a minimum of,minimum of,from,after,up to,at most,"
+    "no more than,within,a maximum of,maximum of".split(",")
 )
 _WORD_VALUES = {
     w: float(i)
@@ -175,6 +177,11 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
 def _unit_of(match: re.Match[str]) -> str:
     """A bound's unit: the currency of a sum ("over $5"), else the word after its number."""
     return match.groupdict().get("cur") or _singular(match["unit"])
+
+
+def number_value(word: str) -> float | None:
+    """The value of a figure ("7", "1,500") or a number word ("seven"), else None."""
+    return _value(word)
 
 
 def _value(number: str) -> float | None:

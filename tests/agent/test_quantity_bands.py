@@ -82,6 +82,7 @@ def test_bands_and_bounds_hold_by_their_words() -> None:
     assert held(four, "more than 3 years") == {"4"}
     assert held(four, "fewer than 5 years") == {"4"}
     assert held(four, "at least 4 years") == {"4"}
+    assert held(four, "after 4 years") == {"4"}  # a milestone: reached at 4
     assert not held(four, "more than 4 years")  # the bound itself is left out
     assert not held(four, "5 to 9 years")
     assert not held(four, "3 to 6 weeks")  # another unit
@@ -95,6 +96,13 @@ def test_the_answer_is_read_on_the_line_of_the_band() -> None:
     )
     assert find_span(table, "number", "how many pto days after 4 years?") == "20 days"
     assert find_span(table, "number", "how many pto days after 7 years?") == "25 days"
+    milestones = (
+        "Your allowance grows with service:\n\n- After 3 years' continuous service: 26 days\n"
+        "- After 5 years' continuous service: 27 days (the maximum)"
+    )
+    five = find_span(milestones, "number", "how many days holiday after 5 years?")
+    assert five == "27 days (the maximum)"
+    assert find_span(milestones, "number", "how many days holiday after 4 years?") == "26 days"
 
 
 @given(
