@@ -126,6 +126,9 @@ _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
             r"slack channel|channel|handle|address|contact)|"
             # "what's the number for facilities?" asks for a phone number, not a count
             r"what(?:'s| is) the number (?:for|to call|to ring)|"
+            # "what number do I call?": the one to dial, not a count
+            r"(?:what|which) (?:number|line|extension) (?:do|should|can|could|would|will|"
+            r"must) (?:i|we|you) (?:call|ring|dial|phone|text)|"
             r"(?:who|where) (?:do|should|can|could) (?:i|we|you) (?:contact|email|e-mail|"
             r"reach|message|ask|call|ping)|"
             # "how do I reach the security team?" asks where to write, not for steps

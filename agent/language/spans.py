@@ -126,6 +126,11 @@ _PHONE = re.compile(
     # an international number, written with its country code ("+31 20 555 0199",
     # "+44 20 7946 0958"): a "+", the country code, then groups of digits (h22)
     r"(?<![\w+])\+\d{1,3}[\s.-]?\(?\d{1,4}\)?(?:[\s.-]?\d{2,4}){2,4}(?!\w)|"
+    # a local number ("the staff information line, 555-0142") and a national free-call
+    # one ("the card hotline, 1800 555 017", "1300 …")
+    # (an exchange opens with 2-9: "100-1000 staff" is a range)
+    r"(?<![\w$£€.,-])[2-9]\d{2}-\d{4}(?![\w-])|"
+    r"(?<![\w.,-])1[38]00[\s-]\d{3}[\s-]\d{3,4}(?![\w-])|"
     # an internal line ("call the staffing office at ext. 4410", "extension 2200"): the
     # number a workplace's own phones dial
     r"(?<!\w)(?:ext\.?|extension)\s?\d{2,6}(?!\w)"
@@ -329,10 +334,11 @@ def _numbers(quote: str, question: str) -> list[str]:
 def _quantities(quote: str, question: str) -> list[str]:
     """The numbers of `quote` that can answer "how many / how much": a number written as
     part of a calendar date ("Today, January 25th, 2022, you have …", "On 31 December
-    1687", "(born 1920)", "about 1820", "in 1806-07") dates something and counts
-    nothing, whatever the knowledge base ("what year" asks for a date, not a number).
-    A year-shaped figure with its unit ("2000 employees") counts."""
-    dated = [m.span() for m in _DATED.finditer(quote)]
+    1687", "(born 1920)", "about 1820", "in 1806-07") dates something, and one of a
+    phone number ("line, 555-0142") is dialled: neither counts anything, whatever the
+    knowledge base ("what year" asks for a date, not a number). A year-shaped figure
+    with its unit ("2000 employees") counts."""
+    dated = [m.span() for pattern in (_DATED, _PHONE) for m in pattern.finditer(quote)]
 
     def in_a_date(number: str) -> bool:
         numeral = _NUMERAL_IN.search(number)

@@ -320,9 +320,12 @@ def test_a_when_or_where_opening_a_clause_does_not_make_its_question(
         ("They switched languages in 1806-07.", ""),
         ("Requests close on 15 May; up to 5 days carry over.", "up to 5 days carry over"),
         ("You may carry 3 days; 2 may be paid out.", "3 days"),
+        ("Decisions are posted on the staff information line, 555-0142.", ""),
+        ("Call the card hotline, 1800 555 017, for a new card.", ""),
+        ("Call 555-0199 to carry over up to 5 days.", "up to 5 days"),
     ],
 )  # fmt: skip
-def test_a_number_written_in_a_date_counts_nothing(quote: str, span: str) -> None:
+def test_a_number_written_in_a_date_or_a_phone_number_counts_nothing(quote: str, span: str) -> None:
     assert find_span(quote, "number", "how many days can I carry over?") == span
 
 
