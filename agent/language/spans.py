@@ -94,7 +94,8 @@ _DATE = re.compile(
     # leave rules in any workplace name their dates
     r"(?:the\s+)?(?:following|next|same) (?:business |working )?(?:day|week|month|year|"
     r"quarter|pay ?period|pay ?run|payroll)|"
-    r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th) of (?:the|each|every) month|"
+    r"(?:the\s+)?\d{1,2}(?:st|nd|rd|th) of (?:the|each|every)"
+    r"(?: previous| prior| next| following| same| current)? month|"
     # a point counted in days: "from the fourth consecutive day of sickness" answers
     # "when do I need a doctor's note?" as a date would (h22)
     rf"(?:from|on|after|by|until|before|starting(?: on| from)?) (?:the|your|their|its) "

@@ -389,6 +389,10 @@ def test_a_name_with_a_number_is_no_person() -> None:
         ("Later approvals roll into the following month.", "the following month"),
         ("Unused hours carry into the next pay period.", "the next pay period"),
         ("Claims approved by the 20th of the month are paid that month.", "the 20th of the month"),
+        (
+            "The rota is published by the 15th of the previous month.",
+            "the 15th of the previous month",
+        ),
         ("Send the claim to the finance team.", ""),
     ],
 )
@@ -432,3 +436,4 @@ def test_an_acronym_is_spelled_out_only_by_its_lines_first_words(
     if acronym != acronym[::-1]:
         found = spelled_out(f"Remember {acronym}:\n{swapped}", f"what does {acronym} stand for?")
         assert not found or "".join(w[0].upper() for w in found.split(", ")) == acronym
+
