@@ -19,6 +19,7 @@ from agent.language.ranges import (
     AskedQuantity,
     asked_quantities,
     held,
+    number_value,
     tightest,
     without_held,
 )
@@ -300,10 +301,25 @@ def constraints_met(question: str, context: str, kind: AnswerType) -> bool:
 
 
 def _new(span: str, asked: set[str]) -> bool:
-    """The span says something the question does not: a word of it is not asked."""
+    """The span says something the question does not: a word of it is not asked. Words
+    are compared part by part of a hyphenated word and as said: "seven" restates the
+    asker's "7" (the "7 day rotating roster" a page writes "seven-day"), "part-time"
+    their "part time". A plural is not read as its singular: measured, "Fridays" for a
+    question about a friday still told something (bench/results/answer_eval.md)."""
     words = [fold(w) for w in WORD.findall(span)]
     content = [w for w in words if w not in _COMMON]
-    return any(w not in asked for w in content or words)
+    said = {_as_said(part) for w in asked for part in w.split("-")}
+    return any(
+        any(_as_said(part) not in said for part in w.split("-") if part) for w in content or words
+    )
+
+
+def _as_said(word: str) -> str:
+    """A folded word as it is said: a number word as its figure."""
+    value = number_value(word)
+    if value is not None and value.is_integer():
+        return str(int(value))
+    return word
 
 
 # --- finders, each yielding candidate spans in the quote's order -------------------------

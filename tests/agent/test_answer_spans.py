@@ -437,3 +437,17 @@ def test_an_acronym_is_spelled_out_only_by_its_lines_first_words(
         found = spelled_out(f"Remember {acronym}:\n{swapped}", f"what does {acronym} stand for?")
         assert not found or "".join(w[0].upper() for w in found.split(", ")) == acronym
 
+
+@pytest.mark.parametrize(
+    ("quote", "kind", "question", "span"),
+    [
+        ("Shift workers who work a seven-day rotating roster accrue 5 weeks per year.",
+         "number", "how much leave do shift workers on the 7 day roster get", "5 weeks per year"),
+        ("Part-time staff get 3 days.", "number", "how many days do part time staff get?",
+         "3 days"),
+    ],
+)  # fmt: skip
+def test_a_word_the_question_says_otherwise_spelled_is_no_answer(
+    quote: str, kind: AnswerType, question: str, span: str
+) -> None:
+    assert find_span(quote, kind, question) == span

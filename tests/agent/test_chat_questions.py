@@ -164,7 +164,7 @@ async def test_is_there_a_number_to_call_asks_for_the_number(handbook: Built) ->
     # "what number do I call?" asks for the one to dial, "what number of days" a count.
     assert answer_type("lost my fuel card, what number do i call") == "contact"
     assert answer_type("what number of days do I get?") == "number"
-    assert await lead(handbook, "what number do i call for counselling?") == ("+44 20 7946 0958")
+    assert await lead(handbook, "what number do i call for counselling?") == "+44 20 7946 0958"
 
 
 async def test_from_the_nth_day_answers_when(handbook: Built) -> None:

@@ -102,3 +102,27 @@ def test_a_clip_in_a_phrase_is_a_word_of_the_pages_it_begins(
 ) -> None:
     whole = clipped_in_phrase(word, question, text)
     assert whole is None or (whole.startswith(word.casefold()) and whole in text.casefold())
+
+
+_FIGURES = {"seven": "7", "three": "3", "twelve": "12", "two": "2"}
+
+
+@given(
+    words=st.lists(
+        st.sampled_from(["seven-day", "roster", "three", "weeks", "staff", "Sunday", "two"]),
+        min_size=1,
+        max_size=5,
+    ),
+    respelled=st.booleans(),
+)
+def test_a_quote_that_only_restates_the_question_holds_no_span(
+    words: list[str], respelled: bool
+) -> None:
+    # The question says every word of the quote, its numbers as figures or as words:
+    # nothing in the quote is new, so no span of any type answers from it.
+    question = " ".join(
+        _FIGURES.get(w, w) if respelled else w for part in words for w in part.split("-")
+    )
+    quote = " ".join(words) + "."
+    for kind in ("number", "entity", "date"):
+        assert find_span(quote, kind, f"how many {question}?") == ""
