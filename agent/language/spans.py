@@ -368,8 +368,12 @@ def _quantities(quote: str, question: str) -> list[str]:
 
 
 _NUMERAL_IN = re.compile(r"\d")
-# Month names written as names (capitalised): "5 may be" is no date.
-_MONTH = r"(?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)[a-z]*\.?"
+# Month names written as names (capitalised, whole or cut): "5 may be" and "3 Marketing
+# staff" are no dates.
+_MONTH = (
+    r"(?:January|February|March|April|May|June|July|August|September|October|November|"
+    r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\b\.?"
+)
 _YEAR = r"(?:1[6-9]|20)\d\d"
 _DATED = re.compile(
     rf"\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+{_YEAR}\b)?"  # 31 December 1687

@@ -320,6 +320,7 @@ def test_a_when_or_where_opening_a_clause_does_not_make_its_question(
         ("They switched languages in 1806-07.", ""),
         ("Requests close on 15 May; up to 5 days carry over.", "up to 5 days carry over"),
         ("You may carry 3 days; 2 may be paid out.", "3 days"),
+        ("The 3 Marketing staff share 2 desks.", "3 Marketing staff share"),
         ("Decisions are posted on the staff information line, 555-0142.", ""),
         ("Call the card hotline, 1800 555 017, for a new card.", ""),
         ("Call 555-0199 to carry over up to 5 days.", "up to 5 days"),
