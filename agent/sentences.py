@@ -49,8 +49,8 @@ class Sentence:
     @property
     def only_asks(self) -> bool:
         """A sentence of a page that is itself a question ("What factors will you take
-        into consideration?", an FAQ's "Can I carry leave over?") states nothing: quoted,
-        it would pass a question off as something found. Its answer follows it."""
+        into consideration?", an FAQ's "Can I carry leave over?"): it states nothing, so
+        it is never read beside a quote as the rest of its answer."""
         return self.kind == "sentence" and self.text.rstrip().endswith("?")
 
 

@@ -975,12 +975,14 @@ def _page_texts(passages: Sequence[Passage]) -> dict[int, str]:
 def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
     """The units of `text` a quote can be: sentences (with the sentence they refer back
     to), list items, lead-ins with their lists; a lead-in or an item alone is quoted with
-    its list instead, and a question the page asks is no quote at all (Sentence.only_asks).
-    What the scorer embeds, and what agent/sentence_warmup.py embeds
+    its list instead. A question the page asks stays quotable: in a Slack thread or an
+    FAQ it is where the answer's topic is named, and an escalated reply may show it as
+    what was found (it is never a companion, agent/reasoners/companions.py). What the
+    scorer embeds, and what agent/sentence_warmup.py embeds
     ahead of the questions."""
     units = _with_antecedents(splitter.split(text), text)
     listed = [(u.start, u.end) for u in units if u.kind == "list"]
-    return [u for u in units if not (u.lead_in or u.only_asks or _inside_list(u, listed))]
+    return [u for u in units if not u.lead_in and not _inside_list(u, listed)]
 
 
 # A line of a list: a bullet or a number opens it.
