@@ -40,6 +40,7 @@ from agent.language.rules import (
     ORGANISATION_NOUNS,
     PERCENT_WRITTEN,
     POLARITY,
+    PREPOSITIONS,
     QUALIFIERS,
     REFINEMENTS,
     ROLE_MODIFIERS,
@@ -483,12 +484,16 @@ def _placed_names(quote: str) -> list[tuple[str, int, str]]:
     for match in _sentence_pieces(_CAPITALISED.finditer(plain)):
         phrase = match.group().strip(" .")
         words = phrase.split()
-        while words and words[0].casefold() in _COMMON:
+        before = plain[: match.start()].rstrip()
+        opening = not before or before[-1] in ".:!?\n-*#>"
+        # A sentence opening with a preposition is capitalised for the sentence: "Within
+        # 36 hours …" names nothing called "Within 36".
+        while words and (
+            words[0].casefold() in _COMMON or (opening and words[0].casefold() in PREPOSITIONS)
+        ):
             words = words[1:]
         if not words:
             continue
-        before = plain[: match.start()].rstrip()
-        opening = not before or before[-1] in ".:!?\n-*#>"
         if len(words) == 1 and opening and not words[0].isupper():
             continue  # a sentence's capitalised first word
         offset = phrase.index(words[0])

@@ -452,3 +452,10 @@ def test_a_word_the_question_says_otherwise_spelled_is_no_answer(
     quote: str, kind: AnswerType, question: str, span: str
 ) -> None:
     assert find_span(quote, kind, question) == span
+
+
+def test_a_preposition_opening_a_sentence_names_nothing() -> None:
+    # Capitalised only because it opens the sentence: "Within 36" is no name to contact.
+    quote = "Within 36 hours of the phone call, send the signed form."
+    assert find_span(quote, "contact", "who do i send the signed form to?") == ""
+    assert find_span(quote + " HR files it.", "contact", "who do i send it to?") == "HR"
