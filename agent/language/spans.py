@@ -11,6 +11,7 @@ question's qualifiers ("monthly", "maximum", "part-time") against the quote's co
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
@@ -329,6 +330,10 @@ Finder = Callable[[str, str], Iterable[str]]
 
 
 def _numbers(quote: str, question: str) -> list[str]:
+    return [m.group() for m in _ranked_numbers(quote, question)]
+
+
+def _ranked_numbers(quote: str, question: str) -> list[re.Match[str]]:
     found = [m for m in _NUMBER.finditer(quote) if not _list_marker(quote, m)]
     asked = {fold(w) for w in WORD.findall(question)}
 
@@ -346,7 +351,7 @@ def _numbers(quote: str, question: str) -> list[str]:
         zip(found, stretches, strict=True),
         key=lambda pair: (-shared(pair[0].group()), -shared(pair[1])),
     )
-    return [m.group() for m, _stretch in ranked]
+    return [m for m, _stretch in ranked]
 
 
 def _quantities(quote: str, question: str) -> list[str]:
@@ -356,18 +361,28 @@ def _quantities(quote: str, question: str) -> list[str]:
     phone number ("line, 555-0142") is dialled: neither counts anything, whatever the
     knowledge base ("what year" asks for a date, not a number). A year-shaped figure
     with its unit ("2000 employees") counts."""
-    dated = [m.span() for pattern in (_DATED, _PHONE) for m in pattern.finditer(quote)]
+    dated = sorted(m.span() for pattern in (_DATED, _PHONE) for m in pattern.finditer(quote))
+    starts = [a for a, _b in dated]
 
-    def in_a_date(number: str) -> bool:
-        numeral = _NUMERAL_IN.search(number)
+    def in_a_date(number: re.Match[str]) -> bool:
+        numeral = _NUMERAL_IN.search(number.group())
         if numeral is None:
             return False  # a number word ("two")
-        spots = [m.start() + numeral.start() for m in re.finditer(re.escape(number), quote)]
-        return bool(spots) and all(any(a <= i < b for a, b in dated) for i in spots)
+        at = number.start() + numeral.start()
+        # The dated stretch starting last at or before it (they may overlap: look back
+        # over every one that starts there or before, nearest first, until one holds it).
+        for k in range(bisect.bisect_right(starts, at) - 1, -1, -1):
+            if dated[k][0] <= at < dated[k][1]:
+                return True
+            if at - dated[k][0] > _LONGEST_DATED:
+                break
+        return False
 
-    return [n for n in _numbers(quote, question) if not in_a_date(n)]
+    return [m.group() for m in _ranked_numbers(quote, question) if not in_a_date(m)]
 
 
+# No date or phone number written is longer: the look-back above stops there.
+_LONGEST_DATED = 40
 _NUMERAL_IN = re.compile(r"\d")
 # Month names written as names (capitalised, whole or cut): "5 may be" and "3 Marketing
 # staff" are no dates.
