@@ -95,7 +95,7 @@ def asked_quantities(question: str) -> tuple[AskedQuantity, ...]:
         for m in _ASKED.finditer(question)
     ]
     for m in _ASKED_SUM.finditer(question):
-        value = _value(m["n"])
+        value = number_value(m["n"])
         if value is not None:
             found.append(AskedQuantity(m["n"], value, m["cur"]))
     return tuple(found)
@@ -150,24 +150,24 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
     inclusive."""
     bands = []
     for m in _BAND.finditer(text):
-        low, high = _value(m["low"]), _value(m["high"])
+        low, high = number_value(m["low"]), number_value(m["high"])
         if low is not None and high is not None and low < high:
             bands.append((m.start(), m.end(), low, high, _singular(m["unit"])))
     for m in (*_FROM_BELOW.finditer(text), *_SUM_FROM_BELOW.finditer(text)):
-        n = _value(m["n"])
+        n = number_value(m["n"])
         if n is not None:
             low = n if m["word"].casefold() in _INCLUSIVE else _just_above(n)
             bands.append((m.start(), m.end(), low, float("inf"), _unit_of(m)))
     for m in _PLUS.finditer(text):
         bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _unit_of(m)))
     for m in (*_OR_MORE.finditer(text), *_SUM_OR_MORE.finditer(text)):
-        n = _value(m["n"])
+        n = number_value(m["n"])
         if n is not None:
             below = m["word"].casefold() in _BELOW_WORDS
             low, high = (float("-inf"), n) if below else (n, float("inf"))
             bands.append((m.start(), m.end(), low, high, _unit_of(m)))
     for m in (*_FROM_ABOVE.finditer(text), *_SUM_FROM_ABOVE.finditer(text)):
-        n = _value(m["n"])
+        n = number_value(m["n"])
         if n is not None:
             high = n if m["word"].casefold() in _INCLUSIVE else _just_below(n)
             bands.append((m.start(), m.end(), float("-inf"), high, _unit_of(m)))
@@ -179,12 +179,8 @@ def _unit_of(match: re.Match[str]) -> str:
     return match.groupdict().get("cur") or _singular(match["unit"])
 
 
-def number_value(word: str) -> float | None:
+def number_value(number: str) -> float | None:
     """The value of a figure ("7", "1,500") or a number word ("seven"), else None."""
-    return _value(word)
-
-
-def _value(number: str) -> float | None:
     try:
         return float(number.replace(",", ""))
     except ValueError:

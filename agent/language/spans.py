@@ -203,7 +203,7 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
 def _first_span(
     quote: str, kind: AnswerType, question: str, quantities: tuple[AskedQuantity, ...]
 ) -> str:
-    asked = {fold(w) for w in WORD.findall(question)}
+    said = _said(question)
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
     if PERCENT_WRITTEN in wanted:
         # "what percentage is the service charge?": "22% of the food and beverage total",
@@ -219,7 +219,7 @@ def _first_span(
             # A figure asked for is not the asker's own band ("more than 3 years" for
             # "after 4 years"); a yes/no clause may hold it as its condition.
             restated = kind in ("number", "date") and bool(held(quantities, span))
-            if span and _new(span, asked) and short and refined and not restated:
+            if span and _new(span, said) and short and refined and not restated:
                 return span
     return ""
 
@@ -279,8 +279,8 @@ def spells_its_type(
 def names_an_answer(quote: str, question: str) -> bool:
     """Whether `quote` holds a name (a capitalised phrase, not a sentence's first word) that
     `question` does not: what a "which system" or "which app" question is answered by."""
-    asked = {fold(w) for w in WORD.findall(question)}
-    return any(_new(name, asked) for name in _names(quote, question))
+    said = _said(question)
+    return any(_new(name, said) for name in _names(quote, question))
 
 
 def asked_qualifiers(question: str, kind: AnswerType) -> list[Qualifier]:
@@ -302,7 +302,13 @@ def constraints_met(question: str, context: str, kind: AnswerType) -> bool:
     return not unmet_qualifiers(question, context, kind)
 
 
-def _new(span: str, asked: set[str]) -> bool:
+def _said(question: str) -> frozenset[str]:
+    """The question's words as said (`_as_said`), each part of a hyphenated word apart:
+    what `_new` compares a span against, computed once per question and quote."""
+    return frozenset(_as_said(part) for w in WORD.findall(question) for part in fold(w).split("-"))
+
+
+def _new(span: str, said: frozenset[str]) -> bool:
     """The span says something the question does not: a word of it is not asked. Words
     are compared part by part of a hyphenated word and as said: "seven" restates the
     asker's "7" (the "7 day rotating roster" a page writes "seven-day"), "part-time"
@@ -310,7 +316,6 @@ def _new(span: str, asked: set[str]) -> bool:
     question about a friday still told something (bench/results/answer_eval.md)."""
     words = [fold(w) for w in WORD.findall(span)]
     content = [w for w in words if w not in _COMMON]
-    said = {_as_said(part) for w in asked for part in w.split("-")}
     return any(
         any(_as_said(part) not in said for part in w.split("-") if part) for w in content or words
     )

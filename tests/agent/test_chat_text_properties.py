@@ -115,6 +115,7 @@ _FIGURES = {"seven": "7", "three": "3", "twelve": "12", "two": "2"}
     ),
     respelled=st.booleans(),
 )
+@example(words=["seven-day", "roster"], respelled=True)
 def test_a_quote_that_only_restates_the_question_holds_no_span(
     words: list[str], respelled: bool
 ) -> None:

@@ -14,7 +14,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 import pytest
@@ -41,10 +41,10 @@ def _env(home: Path, **extra: str) -> dict[str, str]:
     return kept | {"KB_HOME": str(home), "KB_SENTENCE_WARMUP": "false"} | extra
 
 
-async def _until(condition: object, timeout: float = 120) -> None:
+async def _until(condition: Callable[[], object], timeout: float = 120) -> None:
     """Polled: the work is another process's."""
     deadline = asyncio.get_running_loop().time() + timeout
-    while not condition():  # type: ignore[operator]
+    while not condition():
         assert asyncio.get_running_loop().time() < deadline, "timed out"
         await asyncio.sleep(0.05)
 

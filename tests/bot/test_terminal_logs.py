@@ -7,7 +7,7 @@ import io
 import logging
 import sys
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from bot.logs import configure_logging
@@ -65,6 +65,7 @@ text = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_siz
     error_message=st.one_of(st.none(), text),
     token_at=st.sampled_from(["message", "error", "nowhere"]),
 )
+@example(message="pool lost\n  retrying", error_message="refused\nat line 2", token_at="error")
 def test_every_record_is_one_line_without_a_traceback_or_a_token(
     message: str, error_message: str | None, token_at: str
 ) -> None:
