@@ -41,6 +41,17 @@ _OR_MORE = re.compile(
     rf"under|below|shorter)\b",
     re.I,
 )
+# "10 or more years of service", "5 or fewer absences": the same bound before its unit.
+_OR_MORE_BEFORE = re.compile(
+    rf"\b(?P<n>{_NUMBER})\s+(?:or|and)\s+(?P<word>more|longer|over|above|less|fewer|under|"
+    rf"below|shorter)\s+{_UNIT}\b",
+    re.I,
+)
+# The words that bound a quantity ("after 10 years", "over $500", "within 30 days"): in a
+# question they are part of the asker's quantity, said of it, not of the topic.
+BOUND_WORDS = frozenset(
+    "after over under above below beyond within more less fewer least most up from".split()
+)
 _BELOW_WORDS = frozenset("less fewer under below shorter".split())
 # Sums of money, the currency before the number: "$8" asked ("my drawer was $8 short")
 # is held by "more than $5" or "up to $50", as a page's thresholds for approval,
@@ -99,6 +110,20 @@ def asked_quantities(question: str) -> tuple[AskedQuantity, ...]:
         if value is not None:
             found.append(AskedQuantity(m["n"], value, m["cur"]))
     return tuple(found)
+
+
+def bounding_words(asked: tuple[AskedQuantity, ...], question: str) -> frozenset[str]:
+    """The words of `question` that bound one of its `asked` quantities ("after" of "after
+    10 yrs", "more" of "more than $500"), lower case."""
+    found = set()
+    for q in asked:
+        before = re.compile(
+            rf"\b(?P<w>{'|'.join(sorted(BOUND_WORDS))})\s+(?:than\s+|to\s+|of\s+)?[$£€]?"
+            rf"{re.escape(q.written)}(?![\d.,]*\d)",
+            re.I,
+        )
+        found |= {m["w"].casefold() for m in before.finditer(question)}
+    return frozenset(found)
 
 
 def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:
@@ -160,7 +185,11 @@ def _bands(text: str) -> list[tuple[int, int, float, float, str]]:
             bands.append((m.start(), m.end(), low, float("inf"), _unit_of(m)))
     for m in _PLUS.finditer(text):
         bands.append((m.start(), m.end(), float(m["n"]), float("inf"), _unit_of(m)))
-    for m in (*_OR_MORE.finditer(text), *_SUM_OR_MORE.finditer(text)):
+    for m in (
+        *_OR_MORE.finditer(text),
+        *_OR_MORE_BEFORE.finditer(text),
+        *_SUM_OR_MORE.finditer(text),
+    ):
         n = number_value(m["n"])
         if n is not None:
             below = m["word"].casefold() in _BELOW_WORDS

@@ -194,15 +194,22 @@ def find_span(quote: str, kind: AnswerType, question: str) -> str:
         # "From 3 years" for "after 7 years".
         lines = [line for line in quote.splitlines() if held(quantities, line)]
         for line in sorted(lines, key=lambda line: tightest(quantities, line)):
-            span = _first_span(without_held(quantities, line), kind, question, quantities)
+            blanked = without_held(quantities, line)
+            span = _first_span(blanked, kind, question, quantities, verbatim_in=line)
             if span:
                 return span
     return _first_span(quote, kind, question, quantities)
 
 
 def _first_span(
-    quote: str, kind: AnswerType, question: str, quantities: tuple[AskedQuantity, ...]
+    quote: str,
+    kind: AnswerType,
+    question: str,
+    quantities: tuple[AskedQuantity, ...],
+    verbatim_in: str | None = None,
 ) -> str:
+    """The first span of `quote` of the type `kind`; with `verbatim_in`, the text `quote`
+    was blanked from, only a span written there as it is (none across a blank)."""
     said = _said(question)
     wanted = [s for q, s, _why in REFINEMENTS if q.search(question) and _narrows(s, kind)]
     if PERCENT_WRITTEN in wanted:
@@ -219,7 +226,8 @@ def _first_span(
             # A figure asked for is not the asker's own band ("more than 3 years" for
             # "after 4 years"); a yes/no clause may hold it as its condition.
             restated = kind in ("number", "date") and bool(held(quantities, span))
-            if span and _new(span, said) and short and refined and not restated:
+            verbatim = verbatim_in is None or span in verbatim_in
+            if span and _new(span, said) and short and refined and not restated and verbatim:
                 return span
     return ""
 

@@ -38,7 +38,7 @@ from agent.language.everyday import EverydayWeights
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
-from agent.language.ranges import bounded, held
+from agent.language.ranges import AskedQuantity, bounded, bounding_words, held, tightest
 from agent.language.rules import (
     COUNT_STEM,
     EQUIVALENT_WORDS,
@@ -281,13 +281,20 @@ class EvidenceScorer:
         self, question: QuestionAnalysis, shortlist: list[_Lexical], similarity: list[float]
     ) -> None:
         """Lift, in place, the similarity of a list to that of its lead-in with the one
-        item naming what is asked (`_asked_item`): embedded whole, a list of six hotel
-        caps or lab turnarounds reads as far from a question about one of them as from
-        any, and fell under the floor with every key term covered."""
+        item naming what is asked (`_asked_item`, `_held_item`): embedded whole, a list of
+        six hotel caps or lab turnarounds reads as far from a question about one of them as
+        from any, and fell under the floor with every key term covered. Under a heading
+        that names what the list is of ("## How PTO accrues" over "Staff accrue at these
+        rates:"), read with it, as `_read_under_headings` reads a sentence."""
         lifted = [i for i, u in enumerate(shortlist) if u.item]
         if not lifted:
             return
-        vectors = await self._vectors.vectors([question.text, *(shortlist[i].item for i in lifted)])
+        texts = []
+        for i in lifted:
+            u = shortlist[i]
+            named = (self.stems(u.section) & question.key_terms) - self.stems(u.unit.text)
+            texts.append(f"{u.section}: {u.item}" if named else u.item)
+        vectors = await self._vectors.vectors([question.text, *texts])
         for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
             similarity[i] = max(similarity[i], float(row))
 
@@ -667,7 +674,14 @@ class EvidenceScorer:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
         own = self.stems(unit.text)
         context = own | self.stems(passage.title) | self.stems(section) | bridged
-        context |= self._held(question, f"{unit.text}\n{section}")
+        held_here = self._held(question, f"{unit.text}\n{section}")
+        # The word bounding the asker's quantity ("after" of "after 10 yrs") is said of that
+        # quantity: a band holding the quantity answers for it ("10 or more years of
+        # service"), and the same word bounding another quantity ("You may begin using PTO
+        # after 90 days of employment") carries nothing of the question.
+        bounding = self.stems(" ".join(bounding_words(question.quantities, question.text)))
+        context |= held_here
+        unheld = frozenset() if held_here else bounding
         # An abbreviation the passage defines stands for its full name and back: under
         # "Employee Assistance Program", a sentence speaks of the EAP a question names.
         for name, short in aliases:
@@ -681,13 +695,15 @@ class EvidenceScorer:
         # A light verb the unit lacks is not held against it: pages say "receive" for
         # "get" in as many ways as there are writers (agent/language/rules.py).
         terms -= question.light_verbs - context
+        if held_here:
+            terms -= bounding  # held with the quantity it bounds
         # Nor a number the asker states ("for the 2nd time", "paged at 2am"): their case,
         # which a page answers by its own bounds: a band holding it covers it, one in its
         # unit that does not ("up to £500" for "£800") is held against the unit.
         where = f"{unit.text}\n{section}"
         stated = stated_quantities(terms, frozenset(question.names))
         terms -= stated - self.stems(" ".join(bounded(question.quantities, where))) - context
-        covered = terms & context
+        covered = terms & context - unheld
         # A workplace word the unit puts another way ("roll over" for "carry over").
         covered |= self.read_in(terms - covered, context)
         names = set(question.names) & terms
@@ -737,13 +753,18 @@ class EvidenceScorer:
             question.negated and question.answer_type != "yes_no" and not is_negated(unit.text)
         )
         item = (
-            None
+            _held_item(question.quantities, unit.text, question.answer_type)
             if question.quantities
             else self._asked_item(terms, unit.text, question.answer_type)
         )
         # The item naming what the question asks of ("Toronto and Vancouver: $250" for
         # the Vancouver hotel cap) answers it, not the list's first figure.
-        span = find_span(item[1], question.answer_type, question.text) if item else ""
+        # (A band's line is found by the span finder itself, from the whole list.)
+        span = (
+            find_span(item[1], question.answer_type, question.text)
+            if item and not question.quantities
+            else ""
+        )
         span = span or find_span(unit.text, question.answer_type, question.text)
         if not span and question.answer_type == "yes_no" and self._states_all(terms, own):
             # "do new grads get any extra cpd days?" "New graduates get an extra 2 paid
@@ -987,6 +1008,27 @@ def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
 
 # A line of a list: a bullet or a number opens it.
 _ITEM_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+
+
+def _held_item(
+    asked: tuple[AskedQuantity, ...], text: str, kind: AnswerType
+) -> tuple[str, str] | None:
+    """(lead-in, item) for the item of the list `text` whose band holds a quantity the
+    question states ("10 or more years of service: about 30 days" for "how many pto days
+    after 10 yrs?"), the tightest if several hold it; None if there is no list or no such
+    item. Embedded whole, an accrual table reads as far from the question as any list;
+    its lead-in and the asker's line read as close as the one sentence that answers."""
+    if kind not in _ONE_ITEM_ANSWERS:
+        return None
+    lines = [line for line in text.splitlines() if line.strip()]
+    items = [line for line in lines if _ITEM_LINE.match(line)]
+    holding = [line for line in items if held(asked, line)]
+    if len(items) < 2 or not holding:
+        return None
+    lead = "\n".join(line for line in lines if not _ITEM_LINE.match(line))
+    return lead, min(holding, key=lambda line: tightest(asked, line))
+
+
 # Answer types one item of a list answers: a value ("Toronto and Vancouver: $250").
 _ONE_ITEM_ANSWERS: frozenset[AnswerType] = frozenset(
     {"number", "date", "contact", "person", "place", "organisation"}
