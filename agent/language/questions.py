@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from agent.language.kind_nouns import kind_nouns
-from agent.language.ranges import AskedQuantity, asked_quantities
+from agent.language.ranges import AskedQuantity, asked_quantities, bounding_words
 from agent.language.rules import (
     AMOUNT_ANSWERS,
     ASKING_WORDS,
@@ -266,6 +266,8 @@ class QuestionAnalysis:
     # Quantities it states with a unit ("after 4 years"): a page's band that holds one
     # ("3 to 6 years") meets it (agent/language/ranges.py).
     quantities: tuple[AskedQuantity, ...] = ()
+    # Stems of the words bounding them ("after" of "after 4 years"), said of the quantity.
+    bounding: frozenset[str] = frozenset()
     # Terms only a circumstance clause of an asking sentence holds ("if we stay late for a
     # deadline" in "do we get paid overtime if we stay late for a deadline?"): the asker's
     # case, which a page's rule covers in its own words (see `ask_core`).
@@ -366,6 +368,7 @@ class QuestionAnalyzer:
         setting = _MEANING_SETTING.search(text) if kind == "definition" else None
         if setting:
             supplied |= set(self.stems(setting.group(1) or setting.group(2)))
+        quantities = asked_quantities(text)
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),
@@ -387,7 +390,8 @@ class QuestionAnalyzer:
             type_nouns=frozenset(self.stems(" ".join(TYPE_NOUNS.get(kind, ())))) & set(terms),
             kind_nouns=frozenset(self.stems(" ".join(kind_nouns(content)))) & set(terms),
             scene=scene,
-            quantities=asked_quantities(text),
+            quantities=quantities,
+            bounding=frozenset(self.stems(" ".join(bounding_words(quantities, text)))),
             circumstance=frozenset(circumstance),
             money_nouns=self._money_nouns & set(terms),
         )

@@ -52,6 +52,12 @@ _OR_MORE_BEFORE = re.compile(
 BOUND_WORDS = frozenset(
     "after over under above below beyond within more less fewer least most up from".split()
 )
+# A bound word and the number it bounds, as a question writes them ("more than $500").
+_BOUNDING = re.compile(
+    rf"\b(?P<w>{'|'.join(sorted(BOUND_WORDS))})\s+(?:than\s+|to\s+|of\s+)?[$£€]?\s?"
+    rf"(?P<n>\d+(?:,\d{{3}})*(?:\.\d+)?)(?![\d.,]*\d)",
+    re.I,
+)
 _BELOW_WORDS = frozenset("less fewer under below shorter".split())
 # Sums of money, the currency before the number: "$8" asked ("my drawer was $8 short")
 # is held by "more than $5" or "up to $50", as a page's thresholds for approval,
@@ -114,16 +120,11 @@ def asked_quantities(question: str) -> tuple[AskedQuantity, ...]:
 
 def bounding_words(asked: tuple[AskedQuantity, ...], question: str) -> frozenset[str]:
     """The words of `question` that bound one of its `asked` quantities ("after" of "after
-    10 yrs", "more" of "more than $500"), lower case."""
-    found = set()
-    for q in asked:
-        before = re.compile(
-            rf"\b(?P<w>{'|'.join(sorted(BOUND_WORDS))})\s+(?:than\s+|to\s+|of\s+)?[$£€]?"
-            rf"{re.escape(q.written)}(?![\d.,]*\d)",
-            re.I,
-        )
-        found |= {m["w"].casefold() for m in before.finditer(question)}
-    return frozenset(found)
+    10 yrs", "more" of "more than $500"), lower case. One pass over the question."""
+    written = {q.written for q in asked}
+    if not written:
+        return frozenset()
+    return frozenset(m["w"].casefold() for m in _BOUNDING.finditer(question) if m["n"] in written)
 
 
 def held(asked: tuple[AskedQuantity, ...], text: str) -> frozenset[str]:

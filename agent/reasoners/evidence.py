@@ -38,7 +38,7 @@ from agent.language.everyday import EverydayWeights
 from agent.language.kind_nouns import carries_kind
 from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
-from agent.language.ranges import AskedQuantity, bounded, bounding_words, held, tightest
+from agent.language.ranges import AskedQuantity, bounded, held, tightest
 from agent.language.rules import (
     COUNT_STEM,
     EQUIVALENT_WORDS,
@@ -679,9 +679,8 @@ class EvidenceScorer:
         # quantity: a band holding the quantity answers for it ("10 or more years of
         # service"), and the same word bounding another quantity ("You may begin using PTO
         # after 90 days of employment") carries nothing of the question.
-        bounding = self.stems(" ".join(bounding_words(question.quantities, question.text)))
         context |= held_here
-        unheld = frozenset() if held_here else bounding
+        unheld = frozenset() if held_here else question.bounding
         # An abbreviation the passage defines stands for its full name and back: under
         # "Employee Assistance Program", a sentence speaks of the EAP a question names.
         for name, short in aliases:
@@ -696,7 +695,7 @@ class EvidenceScorer:
         # "get" in as many ways as there are writers (agent/language/rules.py).
         terms -= question.light_verbs - context
         if held_here:
-            terms -= bounding  # held with the quantity it bounds
+            terms -= question.bounding  # held with the quantity it bounds
         # Nor a number the asker states ("for the 2nd time", "paged at 2am"): their case,
         # which a page answers by its own bounds: a band holding it covers it, one in its
         # unit that does not ("up to £500" for "£800") is held against the unit.
