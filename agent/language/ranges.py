@@ -49,12 +49,12 @@ _OR_MORE_BEFORE = re.compile(
 )
 # The words that bound a quantity ("after 10 years", "over $500", "within 30 days"): in a
 # question they are part of the asker's quantity, said of it, not of the topic.
-BOUND_WORDS = frozenset(
+_BOUND_WORDS = frozenset(
     "after over under above below beyond within more less fewer least most up from".split()
 )
 # A bound word and the number it bounds, as a question writes them ("more than $500").
 _BOUNDING = re.compile(
-    rf"\b(?P<w>{'|'.join(sorted(BOUND_WORDS))})\s+(?:than\s+|to\s+|of\s+)?[$£€]?\s?"
+    rf"\b(?P<w>{'|'.join(sorted(_BOUND_WORDS))})\s+(?:than\s+|to\s+|of\s+)?[$£€]?\s?"
     rf"(?P<n>\d+(?:,\d{{3}})*(?:\.\d+)?)(?![\d.,]*\d)",
     re.I,
 )

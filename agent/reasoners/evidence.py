@@ -265,7 +265,7 @@ class EvidenceScorer:
             and u.typed
             and u.complete
             and u.covered >= question.key_terms
-            and (self.stems(u.section) & question.key_terms) - self.stems(u.unit.text)
+            and self._heading_adds(question, u)
         ]
         if not lifted:
             return
@@ -289,14 +289,17 @@ class EvidenceScorer:
         lifted = [i for i, u in enumerate(shortlist) if u.item]
         if not lifted:
             return
-        texts = []
-        for i in lifted:
-            u = shortlist[i]
-            named = (self.stems(u.section) & question.key_terms) - self.stems(u.unit.text)
-            texts.append(f"{u.section}: {u.item}" if named else u.item)
+        texts = [
+            f"{u.section}: {u.item}" if self._heading_adds(question, u) else u.item
+            for u in (shortlist[i] for i in lifted)
+        ]
         vectors = await self._vectors.vectors([question.text, *texts])
         for i, row in zip(lifted, np.asarray(vectors[1:] @ vectors[0]), strict=True):
             similarity[i] = max(similarity[i], float(row))
+
+    def _heading_adds(self, question: QuestionAnalysis, unit: _Lexical) -> bool:
+        """Whether the unit's heading names a key term its own text lacks."""
+        return bool((self.stems(unit.section) & question.key_terms) - self.stems(unit.unit.text))
 
     def _spelled_codes(
         self, question: QuestionAnalysis, shortlist: list[_Lexical], similarity: list[float]
@@ -844,13 +847,9 @@ class EvidenceScorer:
         is an open question ("password requirement?"), which one item naming a word of
         it ("… is required") need not answer. A question stating a quantity is answered
         on the line whose band holds it (agent/language/spans.py)."""
-        if kind not in _ONE_ITEM_ANSWERS:
+        if kind not in _ONE_ITEM_ANSWERS or (parts := _list_parts(text)) is None:
             return None
-        lines = [line for line in text.splitlines() if line.strip()]
-        items = [line for line in lines if _ITEM_LINE.match(line)]
-        if len(items) < 2:
-            return None
-        lead = "\n".join(line for line in lines if not _ITEM_LINE.match(line))
+        lead, items = parts
         said = self.stems(lead)
         named = [len((self.stems(line) & terms) - said) for line in items]
         most = max(named)
@@ -1017,15 +1016,22 @@ def _held_item(
     after 10 yrs?"), the tightest if several hold it; None if there is no list or no such
     item. Embedded whole, an accrual table reads as far from the question as any list;
     its lead-in and the asker's line read as close as the one sentence that answers."""
-    if kind not in _ONE_ITEM_ANSWERS:
+    if kind not in _ONE_ITEM_ANSWERS or (parts := _list_parts(text)) is None:
         return None
+    lead, items = parts
+    holding = [line for line in items if held(asked, line)]
+    if not holding:
+        return None
+    return lead, min(holding, key=lambda line: tightest(asked, line))
+
+
+def _list_parts(text: str) -> tuple[str, list[str]] | None:
+    """(lead-in, items) of a list of two or more items, else None."""
     lines = [line for line in text.splitlines() if line.strip()]
     items = [line for line in lines if _ITEM_LINE.match(line)]
-    holding = [line for line in items if held(asked, line)]
-    if len(items) < 2 or not holding:
+    if len(items) < 2:
         return None
-    lead = "\n".join(line for line in lines if not _ITEM_LINE.match(line))
-    return lead, min(holding, key=lambda line: tightest(asked, line))
+    return "\n".join(line for line in lines if not _ITEM_LINE.match(line)), items
 
 
 # Answer types one item of a list answers: a value ("Toronto and Vancouver: $250").
