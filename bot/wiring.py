@@ -47,7 +47,7 @@ from store.documents import DocumentRepository
 from store.embedded import EmbeddedPostgres, start_embedded_postgres
 from store.embedding import PACKAGED_MODEL_NAME, Embedder, SentenceTransformerEmbedder
 from store.embedding_space import EmbeddingSpace, mismatch
-from store.errors import CONNECTION_FAILURES, DatabaseUnavailable, EmbeddingModelUnavailable
+from store.errors import LOST_MIDWAY, DatabaseUnavailable, EmbeddingModelUnavailable
 from store.escalations import EscalationRepository
 from store.filters import NO_FILTER, ChunkFilter
 from store.index_queue import IndexQueue
@@ -572,7 +572,7 @@ async def open_runtime(
                 pgvector=version,
                 extra_embedders=extra,
             )
-        except CONNECTION_FAILURES as exc:
+        except LOST_MIDWAY as exc:
             # The server went away under a command (stopped, crashed, restarted): one
             # plain line instead of a driver's traceback, unless it answers again.
             if await reachable(dsn):

@@ -16,6 +16,15 @@ CONNECTION_FAILURES: tuple[type[BaseException], ...] = (
     asyncpg.InterfaceError,
 )
 
+# What a connection the server dropped in the middle of an operation may raise instead
+# (asyncpg's "cannot switch to state …; another operation is in progress", seen when the
+# server was killed during a COMMIT): a connection failure only once a fresh connection
+# is refused too, which is how `bot/wiring.py` uses it.
+LOST_MIDWAY: tuple[type[BaseException], ...] = (
+    *CONNECTION_FAILURES,
+    asyncpg.exceptions.InternalClientError,
+)
+
 
 class StoreError(Exception):
     """Base class for everything the store raises on purpose."""
