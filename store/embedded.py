@@ -51,7 +51,25 @@ def _start(data_dir: Path) -> EmbeddedPostgres:
             f"could not start the embedded Postgres in {data_dir}: {exc}; "
             f"check the folder is writable, or set DATABASE_URL to use another server"
         ) from exc
+    except subprocess.CalledProcessError as exc:
+        # initdb or pg_ctl refused (a damaged or foreign data folder, a full disk): the
+        # command line pgserver ran says nothing to a user; the server's own last word does.
+        raise DatabaseUnavailable(
+            f"could not start the embedded Postgres in {data_dir}: "
+            f"{Path(exc.cmd[0]).name} exited with status {exc.returncode}"
+            f"{_last_words(data_dir)}; move that folder aside to start an empty index "
+            f"(then run kb index again), or set DATABASE_URL to use another server"
+        ) from exc
     return EmbeddedPostgres(data_dir=data_dir, dsn=server.get_uri(), _server=server)
+
+
+def _last_words(data_dir: Path) -> str:
+    """The server log's last line, where Postgres says why it would not start."""
+    try:
+        lines = (data_dir / "log").read_text(errors="replace").strip().splitlines()
+    except OSError:
+        return ""
+    return f" ({lines[-1].strip()[:300]})" if lines else ""
 
 
 async def start_embedded_postgres(data_dir: Path) -> EmbeddedPostgres:

@@ -120,3 +120,21 @@ async def test_demo_with_a_missing_sample_kb_fails_with_one_line_before_starting
     assert "unset it to use the bundled handbook" in lines[0]
     assert result.stdout == ""  # no sample question was answered from an empty index
     assert not (tmp_path / "home" / "postgres").exists()  # no database was started
+
+
+async def test_a_damaged_embedded_database_folder_fails_with_one_clear_line(
+    tmp_path: Path,
+) -> None:
+    """A data folder Postgres can't start from (here: no postgresql.conf beside its
+    PG_VERSION) gives the server's own reason and what to do, not pgserver's traceback."""
+    home = tmp_path / "home"
+    (home / "postgres").mkdir(parents=True)
+    (home / "postgres" / "PG_VERSION").write_text("16\n")
+    env = {"KB_HOME": str(home), "DATABASE_URL": ""}
+    result = kb("status", env=env, timeout=60)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: could not start the embedded Postgres"), lines[0]
+    assert "postgresql.conf" in lines[0]  # Postgres's reason, read from its log
+    assert "move that folder aside" in lines[0]
