@@ -144,6 +144,9 @@ class HybridRetriever:
         where = self._filter if where is None else where
         timings: dict[str, float] = {}
         if self._speller is not None:
+            # The vocabulary first: before its first read the index knows no word to be
+            # missing, and a process's first question (`kb ask`) would go unspelled.
+            await self._keyword.current()
             query = self._speller.corrected(query, version=self._keyword.version)
         (found, pairs), query_vector, vector_hits = await self._candidates(query, where, timings)
         keyword = found.top

@@ -290,3 +290,15 @@ async def test_a_typo_is_searched_as_the_pages_spell_it(
     )
     assert travel and [c for c, _ in spelled.keyword] == travel
     assert as_written.keyword == []
+
+
+async def test_the_first_search_of_a_process_respells_too(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    """A `kb ask` searches once, before its keyword index was ever read: the speller must
+    not take that empty index's "nothing is known to be missing" for every word known."""
+    _, keyword = parts
+    assert keyword.version is None  # never read: this search is the process's first
+    spelled = await retriever(pool, embedder, parts).search("reciepts")
+    receipts = [h.chunk_id for h in await keyword.search("receipts", limit=1)]
+    assert receipts and [c for c, _ in spelled.keyword] == receipts
