@@ -56,11 +56,19 @@ def _start(data_dir: Path) -> EmbeddedPostgres:
         # command line pgserver ran says nothing to a user; the server's own last word does.
         raise DatabaseUnavailable(
             f"could not start the embedded Postgres in {data_dir}: "
-            f"{Path(exc.cmd[0]).name} exited with status {exc.returncode}"
+            f"{_program(exc.cmd)} exited with status {exc.returncode}"
             f"{_last_words(data_dir)}; move that folder aside to start an empty index "
             f"(then run kb index again), or set DATABASE_URL to use another server"
         ) from exc
     return EmbeddedPostgres(data_dir=data_dir, dsn=server.get_uri(), _server=server)
+
+
+def _program(command: object) -> str:
+    """The name of the program a failed command ran ("pg_ctl"), without its path."""
+    if isinstance(command, list | tuple):
+        command = command[0] if command else ""
+    words = Path(str(command)).name.split()
+    return words[0] if words else "a Postgres command"
 
 
 def _last_words(data_dir: Path) -> str:
