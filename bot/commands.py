@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import gc
 import json
 import logging
 import signal
-from collections.abc import Iterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -306,9 +307,11 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
         # Sources due at the same moment take turns here; the advisory lock inside the job
         # would otherwise make all but one of them skip.
         turns = asyncio.Lock()
+        # The passes under way, stopped and recorded at shutdown while the database is open.
+        passes: set[asyncio.Task[Any]] = set()
 
         async def run_source(config: SourceConfig) -> None:
-            async with turns:
+            async with _tracked(passes), turns:
                 outcome = await job.run([config])
                 runtime.metrics.reindexed(outcome, sources=[config.name])
                 print_outcome(outcome)
@@ -316,7 +319,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 await _warm_sentences(runtime)
 
         async def refresh_threads(config: SlackSourceConfig, uris: list[str]) -> ReindexOutcome:
-            async with turns:
+            async with _tracked(passes), turns:
                 outcome = await job.refresh(config, uris)
                 runtime.metrics.reindexed(outcome, sources=[config.name])
                 return outcome
@@ -342,7 +345,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
             )
         add_retention_job(scheduler, runtime)
         if not serve_http:
-            await _schedule_until_signalled(scheduler)
+            await _schedule_until_signalled(scheduler, passes)
             return
         # Build the keyword index now: built by the first question instead, its GIL-bound
         # analysis would stall the acks of everything arriving meanwhile.
@@ -379,6 +382,7 @@ async def _run_with_schedule(settings: Settings, *, serve_http: bool) -> None:
                 if thread_watch is not None:
                     await thread_watch.close()
                 scheduler.shutdown(wait=False)
+                await _stop_passes(passes)
 
 
 def _changed(outcome: ReindexOutcome) -> bool:
@@ -402,7 +406,7 @@ async def _warm_sentences(runtime: Runtime) -> None:
     )
 
 
-async def _schedule_until_signalled(scheduler: Any) -> None:
+async def _schedule_until_signalled(scheduler: Any, passes: set[asyncio.Task[Any]]) -> None:
     scheduler.start()
     for scheduled in scheduler.get_jobs():
         say(f"scheduled {scheduled.name}: {scheduled.trigger}", markup=False)
@@ -410,6 +414,34 @@ async def _schedule_until_signalled(scheduler: Any) -> None:
         await _until_signalled()
     finally:
         scheduler.shutdown(wait=False)
+        await _stop_passes(passes)
+
+
+@contextlib.asynccontextmanager
+async def _tracked(tasks: set[asyncio.Task[Any]]) -> AsyncIterator[None]:
+    """The current task counted among `tasks` while the block runs."""
+    task = asyncio.current_task()
+    if task is None:
+        yield
+        return
+    tasks.add(task)
+    try:
+        yield
+    finally:
+        tasks.discard(task)
+
+
+async def _stop_passes(passes: set[asyncio.Task[Any]], *, timeout: float = 30) -> None:
+    """Cancel the reindex passes under way and wait for each to record that it stopped.
+
+    The scheduler's shutdown does not wait for them; cancelled later, by the event loop's
+    own shutdown, a pass would find the database pool closed and leave its run marked
+    running until the next pass marks it abandoned."""
+    running = list(passes)
+    for task in running:
+        task.cancel()
+    if running:
+        await asyncio.wait(running, timeout=timeout)
 
 
 def _report_slack(settings: Settings, slack: Any) -> None:

@@ -124,3 +124,51 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
         "Slack is off: set SLACK_BOT_TOKEN, SLACK_SIGNING_SECRET (HTTP) or SLACK_APP_TOKEN "
         "(Socket Mode)" in err.decode()
     )
+
+
+async def test_serve_stopped_mid_reindex_records_the_run_as_stopped(
+    database_url: str, tmp_path: Path
+) -> None:
+    """SIGTERM while a scheduled pass is indexing: the pass is stopped and its run record
+    closed before the database goes, not left "running" for the next pass to find."""
+    corpus = tmp_path / "kb"
+    corpus.mkdir()
+    for d in range(120):  # enough that the first pass is still running when stopped
+        text = " ".join(f"Filler {d}.{s} describes procedure {s} of team {d}." for s in range(60))
+        (corpus / f"filler{d:03}.md").write_text(f"# Filler {d}\n\n{text}\n")
+    sources = tmp_path / "sources.toml"
+    sources.write_text(
+        f'[[source]]\nname = "kb"\nkind = "directory"\nevery = "1h"\n'
+        f'[source.settings]\nroot = "{corpus}"\n'
+    )
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+        "DATABASE_URL": database_url,
+        "KB_HOME": str(tmp_path / "home"),
+        "KB_SOURCES": str(sources),
+        "KB_PORT": str(free_port()),
+    }
+    conn = await asyncpg.connect(database_url)
+    await apply_migrations(conn)
+    process = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "bot", "serve", env=env, cwd=REPO,
+        stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    try:
+
+        async def indexing() -> bool:
+            return bool(await conn.fetchval("SELECT count(*) FROM documents"))
+
+        await poll(indexing)  # the pass has begun writing documents
+        assert await conn.fetchval("SELECT count(*) FROM index_runs WHERE finished_at IS NULL")
+        process.send_signal(signal.SIGTERM)
+        _, err = await asyncio.wait_for(process.communicate(), timeout=60)
+        runs = await conn.fetch("SELECT status, finished_at, failures FROM index_runs")
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await conn.close()
+    assert process.returncode == 0, err.decode()
+    assert [(r["status"], r["finished_at"] is not None) for r in runs] == [("failed", True)]
+    assert "the run was stopped before it finished" in runs[0]["failures"]
