@@ -421,9 +421,7 @@ async def _schedule_until_signalled(scheduler: Any, passes: set[asyncio.Task[Any
 async def _tracked(tasks: set[asyncio.Task[Any]]) -> AsyncIterator[None]:
     """The current task counted among `tasks` while the block runs."""
     task = asyncio.current_task()
-    if task is None:
-        yield
-        return
+    assert task is not None  # a scheduled job runs as a task
     tasks.add(task)
     try:
         yield

@@ -26,6 +26,17 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def serve_env(database_url: str, tmp_path: Path, sources: Path, port: int) -> dict[str, str]:
+    """`kb serve`'s environment: this test's database, home, sources and port; no Slack."""
+    return {
+        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
+        "DATABASE_URL": database_url,
+        "KB_HOME": str(tmp_path / "home"),
+        "KB_SOURCES": str(sources),
+        "KB_PORT": str(port),
+    }
+
+
 async def poll(check, timeout: float = 120) -> object:  # type: ignore[no-untyped-def]
     deadline = asyncio.get_running_loop().time() + timeout
     while asyncio.get_running_loop().time() < deadline:
@@ -49,13 +60,7 @@ async def test_serve_answers_health_and_runs_scheduled_sources_at_start(
         )
     )
     port = free_port()
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
-        "DATABASE_URL": database_url,
-        "KB_HOME": str(tmp_path / "home"),
-        "KB_SOURCES": str(sources),
-        "KB_PORT": str(port),
-    }
+    env = serve_env(database_url, tmp_path, sources, port)
     conn = await asyncpg.connect(database_url)
     await apply_migrations(conn)
     # A run past KB_RETENTION_DAYS (90): the purge scheduled at start removes it.
@@ -141,13 +146,7 @@ async def test_serve_stopped_mid_reindex_records_the_run_as_stopped(
         f'[[source]]\nname = "kb"\nkind = "directory"\nevery = "1h"\n'
         f'[source.settings]\nroot = "{corpus}"\n'
     )
-    env = {
-        **{k: v for k, v in os.environ.items() if not k.startswith("SLACK_")},
-        "DATABASE_URL": database_url,
-        "KB_HOME": str(tmp_path / "home"),
-        "KB_SOURCES": str(sources),
-        "KB_PORT": str(free_port()),
-    }
+    env = serve_env(database_url, tmp_path, sources, free_port())
     conn = await asyncpg.connect(database_url)
     await apply_migrations(conn)
     process = await asyncio.create_subprocess_exec(
