@@ -160,6 +160,9 @@ def index(
 )
 def ask(question: str, as_json: bool, blocks: bool, html_path: Path | None) -> None:
     """Answer QUESTION from the knowledge base, with verified quotes."""
+    if not question.strip():
+        # Nothing to search for: a run on "" would only report the knowledge base silent.
+        raise click.UsageError('give a question: kb ask "How much annual leave do I earn?"')
     from bot.commands import ask_command
 
     _run(

@@ -126,3 +126,14 @@ def test_a_path_with_source_is_refused_rather_than_ignored(tmp_path: Path) -> No
     result, _ = kb("index", str(tmp_path), "--source", "docs", env={"KB_HOME": str(tmp_path)})
     assert result.returncode == 2
     assert "give PATH or --source, not both" in result.stderr
+
+
+@pytest.mark.parametrize("question", ["", "   \n"])
+def test_an_empty_question_is_a_usage_error_not_a_run(tmp_path: Path, question: str) -> None:
+    result, seconds = kb("ask", question, env={"KB_HOME": str(tmp_path)})
+    assert result.returncode == 2
+    assert result.stderr == 'error: give a question: kb ask "How much annual leave do I earn?"\n'
+    assert result.stdout == ""
+    # Refused before a database is started or a model loaded.
+    assert not (tmp_path / "postgres").exists()
+    assert seconds < PROMPT
