@@ -89,6 +89,13 @@ class _OneLineErrors(click.Group):
             sys.exit(130)
 
 
+def _not_from(libraries: tuple[str, ...]) -> Callable[[logging.LogRecord], bool]:
+    """A log filter dropping the records of `libraries` and their modules."""
+    return lambda record: (
+        not any(record.name == name or record.name.startswith(f"{name}.") for name in libraries)
+    )
+
+
 @click.group(cls=_OneLineErrors)
 @click.option("-v", "--verbose", is_flag=True, help="Log what happens (never document text).")
 def main(verbose: bool) -> None:
@@ -97,15 +104,15 @@ def main(verbose: bool) -> None:
 
     # A library's warning (a pool reconnecting, a server that would not stop) is one
     # line here; --verbose keeps its traceback for whoever is debugging.
-    configure_logging(
+    handler = configure_logging(
         log_format="text", level=logging.INFO if verbose else logging.WARNING, tracebacks=verbose
     )
     if not verbose:
         # A pool retrying and a dead server refusing to stop: the one error line of a
         # failed command says it (bot/wiring.py's open_runtime), and a recovered one
-        # needs no word.
-        for library in ("asyncpg.pool", "pgserver"):
-            logging.getLogger(library).setLevel(logging.CRITICAL)
+        # needs no word. Kept off the terminal, not unlogged: store/embedded.py reads
+        # pgserver's record of a failed command for that line.
+        handler.addFilter(_not_from(("asyncpg.pool", "pgserver")))
 
 
 @main.command()

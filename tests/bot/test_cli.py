@@ -138,3 +138,30 @@ async def test_a_damaged_embedded_database_folder_fails_with_one_clear_line(
     assert lines[0].startswith("error: could not start the embedded Postgres"), lines[0]
     assert "postgresql.conf" in lines[0]  # Postgres's reason, read from its log
     assert "move that folder aside" in lines[0]
+
+
+async def test_an_unreadable_embedded_database_says_why_not_what_the_last_run_logged(
+    tmp_path: Path,
+) -> None:
+    """A folder whose files the server may not read (copied by another user, a restore
+    with the wrong owner) fails before Postgres writes a word to its log: the reason is
+    pg_ctl's own, not the last line an earlier run left there ("database system is shut
+    down")."""
+    env = {"KB_HOME": str(tmp_path / "home"), "DATABASE_URL": ""}
+    made = kb("status", env=env, timeout=120)  # a real folder, its server stopped on exit
+    assert made.returncode == 0, made.stderr
+    folder = tmp_path / "home" / "postgres"
+    # The server may read neither its control file nor write its log.
+    (folder / "global" / "pg_control").chmod(0)
+    (folder / "log").chmod(0o400)
+    try:
+        result = kb("status", env=env, timeout=60)
+    finally:
+        (folder / "global" / "pg_control").chmod(0o600)
+        (folder / "log").chmod(0o600)
+    assert result.returncode == 1, result.stderr
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("error: could not start the embedded Postgres"), lines[0]
+    assert "pg_control" in lines[0] and "Permission denied" in lines[0], lines[0]
+    assert "shut down" not in lines[0]
