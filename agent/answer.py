@@ -90,6 +90,20 @@ class Conflict:
 
 
 @dataclass(frozen=True, slots=True)
+class PageRead:
+    """A page read that came closest to the question when nothing on it answered: a
+    pointer for the asker (and for a human the question is escalated to), never a claim
+    and never a citation."""
+
+    title: str
+    url: str | None
+    uri: str
+    collection: str
+    chunk_id: int  # the chunk of its sentence that read closest
+    section: str = ""
+
+
+@dataclass(frozen=True, slots=True)
 class Answer:
     question: str
     claims: tuple[Claim, ...]
@@ -111,6 +125,9 @@ class Answer:
     statements_written: int = 0
     statements_dropped: int = 0
     timings_ms: dict[str, float] = field(default_factory=dict)
+    # With no claim at all: the pages whose sentences read closest to the question
+    # without answering it, closest first (agent/reasoners/extractive.py).
+    closest_pages: tuple[PageRead, ...] = ()
 
     @property
     def covered(self) -> bool:
@@ -174,6 +191,7 @@ class Answer:
             statements_written=data.get("statements_written", 0),
             statements_dropped=data.get("statements_dropped", 0),
             timings_ms=dict(data.get("timings_ms", {})),
+            closest_pages=tuple(PageRead(**p) for p in data.get("closest_pages", ())),
         )
 
 

@@ -11,7 +11,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 
-from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion, Turn
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, PageRead, SubQuestion, Turn
 from agent.choices import choice_settled, found_by_question
 from agent.claim_grounding import Grounded, ground_claims, ground_each, merged
 from agent.conflicts import find_conflicts
@@ -25,6 +25,9 @@ from agent.state import AgentState, Evidence, GapState
 from store.text_forms import WORD
 
 log = logging.getLogger(__name__)
+
+# Pages named when nothing answers: enough to find the one that does, few enough to read.
+CLOSEST_PAGES = 3
 
 
 class AnswerBuilder:
@@ -122,7 +125,13 @@ class AnswerBuilder:
             statements_written=grounded.statements_written,
             statements_dropped=grounded.statements_dropped,
             timings_ms=self._recorder.timings(),
+            closest_pages=() if claims else self._closest_pages(),
         )
+
+    def _closest_pages(self) -> tuple[PageRead, ...]:
+        """The pages read whose sentences came closest to the question, closest first."""
+        ranked = sorted(self.state.close_pages.values(), key=lambda c: -c[0])
+        return tuple(page for _, page in ranked[:CLOSEST_PAGES])
 
     def _numbered(self, kept: Sequence[DraftClaim]) -> tuple[list[Claim], list[Citation]]:
         """The kept drafts as claims, each document cited by its number in order of first

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-from agent.answer import GapReason, StopReason, Support, Turn
+from agent.answer import GapReason, PageRead, StopReason, Support, Turn
 from store.filters import NO_FILTER, ChunkFilter
 
 Intent = Literal["broad_recall", "targeted_follow_up", "conflict_check"]
@@ -152,6 +152,9 @@ class AgentState:
     # The words (stems) of every passage read for a sub-question: a gap may say "no page
     # found mentions X" only of an X none of them has.
     read_words: dict[int, set[str]] = field(default_factory=dict)
+    # Pages read whose best sentence came close to the question without answering it,
+    # by document id, with that closeness: where to look when nothing answers.
+    close_pages: dict[int, tuple[float, PageRead]] = field(default_factory=dict)
 
     def ran(self, text: str) -> bool:
         """Whether a query with this text (case and spacing aside) already ran."""

@@ -6,7 +6,7 @@ same claims, citations and sources.
 
 from __future__ import annotations
 
-from agent.answer import Answer, Claim, Gap
+from agent.answer import Answer, Claim, Gap, PageRead
 from bot.slack.render.blocks import NOT_COVERED
 from bot.slack.render.mrkdwn import plain
 
@@ -18,6 +18,9 @@ def answer_text(answer: Answer) -> str:
     if not answer.covered:
         lines = [NOT_COVERED]
         lines += [f"  Missing: {plain(gap.detail or gap.sub_question)}" for gap in answer.gaps]
+        if answer.closest_pages:
+            lines.append("  Pages that came closest (not enough to answer from):")
+            lines += [f"    {_page_line(p)}" for p in answer.closest_pages]
         lines.append("  Try other words, or ask the people who own the topic.")
         return "\n".join(lines)
     lines = [_claim_line(claim) for claim in answer.claims]
@@ -31,6 +34,11 @@ def answer_text(answer: Answer) -> str:
     lines += ["", "Sources:"]
     lines += [f"  [{s.number}] {plain(s.title)} — {s.url or s.uri}" for s in answer.citations]
     return "\n".join(lines)
+
+
+def _page_line(page: PageRead) -> str:
+    section = f" › {plain(page.section)}" if page.section else ""
+    return f"{plain(page.title)}{section} — {page.url or page.uri}"
 
 
 def _claim_line(claim: Claim) -> str:

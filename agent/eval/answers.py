@@ -30,6 +30,9 @@ Metrics (the JSON keys of `kb eval answers --json`):
   statements written (agent/claim_grounding; null when none was written);
 - conflict_rate: questions whose reply shows sources that disagree (Answer.conflicts:
   both sides quoted and cited, the newer marked) ÷ questions;
+- closest_gold_rate: over answerable questions with gold whose reply quotes nothing,
+  the share naming a gold document among the pages that came closest
+  (Answer.closest_pages; null when every such question quoted something);
 - latency_p50_ms / latency_p95_ms: the whole loop, per question, one at a time.
 """
 
@@ -69,6 +72,7 @@ METRIC_KEYS = (
     "direct_answer_rate",
     "unsupported_statement_rate",
     "conflict_rate",
+    "closest_gold_rate",
     "latency_p50_ms",
     "latency_p95_ms",
     "questions",
@@ -145,6 +149,8 @@ class CaseOutcome:
     statements_dropped: int = 0
     conflicts: int = 0  # disagreements between sources the reply shows (Answer.conflicts)
     gaps: tuple[str, ...] = ()  # why each gap is one ("too_weak: … gives no number")
+    # With nothing quoted, the pages named as closest (Answer.closest_pages), by uri.
+    closest: tuple[str, ...] = ()
 
 
 class EvalAnswerer(Protocol):
@@ -210,6 +216,7 @@ async def _outcome(
         statements_dropped=answer.statements_dropped,
         conflicts=len(answer.conflicts),
         gaps=tuple(f"{g.reason}: {g.detail}".rstrip(": ") for g in answer.gaps),
+        closest=tuple(p.uri for p in answer.closest_pages),
     )
 
 
@@ -253,6 +260,9 @@ def answer_metrics(outcomes: Sequence[CaseOutcome]) -> dict[str, float | int | N
             sum(o.statements_written for o in outcomes),
         ),
         "conflict_rate": _share(sum(o.conflicts > 0 for o in outcomes), len(outcomes)),
+        "closest_gold_rate": _mean(
+            [float(bool(set(o.closest) & set(o.case.gold))) for o in with_gold if not o.quotes]
+        ),
         "latency_p50_ms": float(np.percentile(latencies, 50)) if latencies else None,
         "latency_p95_ms": float(np.percentile(latencies, 95)) if latencies else None,
         "questions": len(outcomes),
@@ -278,6 +288,7 @@ def case_row(outcome: CaseOutcome) -> dict[str, Any]:
         "quotes": list(outcome.quotes),
         "conflicts": outcome.conflicts,
         "gaps": list(outcome.gaps),
+        "closest": list(outcome.closest),
         "latency_ms": round(outcome.latency_ms, 1),
     }
 

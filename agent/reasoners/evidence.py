@@ -324,6 +324,11 @@ class EvidenceScorer:
             ):
                 similarity[i] = max(similarity[i], self._options.strong_similarity)
 
+    def close(self, unit: ScoredUnit) -> bool:
+        """Whether `unit` reads as close to the question as a quote must (the similarity
+        floor), whatever its support: a weak one that does points to where to look."""
+        return unit.similarity >= self._options.floor
+
     def units(self, text: str) -> list[Sentence]:
         """`text` split into sentences, list items and lists (cached per block)."""
         return self._splitter.split(text)

@@ -23,6 +23,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from agent.answer import PageRead
 from agent.conflicts import find_conflicts
 from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
 from agent.grounding import normalise
@@ -162,6 +163,7 @@ class ExtractiveReasoner:
                 analysis, passages, bridges=bridges, about=about, follow_ups=follow_ups
             )
             kept = [s for s in scored if s.support != "weak"][: self._options.evidence_per_step]
+            _note_close_pages(state, [s for s in scored if self._scorer.close(s)])
             # Pages the evidence names by title are the second hop; pages the question
             # names by title are its own subjects' pages: both read in the same step.
             linked = _linked(kept, passages) | _named(state.goal.standalone, kept, passages)
@@ -461,6 +463,23 @@ class ExtractiveReasoner:
         return self._scorer.without_particulars(
             self._analyzer.analyse(state.sub_questions[index].text)
         )
+
+
+def _note_close_pages(state: AgentState, units: Sequence[ScoredUnit]) -> None:
+    """Keep, for each page, its closest unit read, as a page to point to when nothing
+    answers the question (`Answer.closest_pages`)."""
+    for s in units:
+        known = state.close_pages.get(s.passage.document_id)
+        if known is None or s.similarity > known[0]:
+            page = PageRead(
+                s.passage.title,
+                s.passage.url,
+                s.passage.uri,
+                s.passage.collection,
+                s.chunk.chunk_id,
+                s.section,
+            )
+            state.close_pages[s.passage.document_id] = (s.similarity, page)
 
 
 def _evidence(

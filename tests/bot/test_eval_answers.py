@@ -91,6 +91,22 @@ def test_the_metrics_follow_their_definitions_on_outcomes_made_by_hand() -> None
     assert metrics["unnecessary_retrieval_rate"] == round(1 / 6, 4)
     assert metrics["rewrite_convergence"] == round(1 / 3, 4)
     assert metrics["latency_p50_ms"] == 100.0
+    # Every answerable question quoted something: no closest page was needed.
+    assert metrics["closest_gold_rate"] is None
+
+
+def test_closest_gold_rate_counts_the_answerable_questions_that_quoted_nothing() -> None:
+    cases = [AnswerCase(f"q{n}", "Where?", True, ("x",), (f"d{n}", "shared")) for n in range(4)]
+    outcomes = [
+        # Nothing quoted, pointed at its own page; at none; at another question's page.
+        _outcome(cases[0], escalate=True, produced=0, verified=0, closest=("d9", "d0")),
+        _outcome(cases[1], escalate=True, produced=0, verified=0),
+        _outcome(cases[2], escalate=True, produced=0, verified=0, closest=("d3",)),
+        # Quoted something: its closest pages (none would be named) are not counted.
+        _outcome(cases[3], cited=("d3",), quotes=("x.",), closest=("d9",)),
+        _outcome(AnswerCase("n", "Why?", False, (), ()), escalate=True, closest=("d1",)),
+    ]
+    assert answer_metrics(outcomes)["closest_gold_rate"] == round(1 / 3, 4)
 
 
 DOCUMENTS = Path(__file__).resolve().parents[1] / "fixtures" / "answers-docs"

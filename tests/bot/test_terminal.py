@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent.answer import Answer, Citation, Claim, Conflict, Gap, SubQuestion
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, PageRead, SubQuestion
 from bot.slack.render.blocks import answer_messages
 from bot.terminal import answer_text
 
@@ -87,3 +87,23 @@ def test_the_answer_span_leads_its_quote_and_a_gap_says_what_is_missing() -> Non
         "Not found: what is the monthly cap — “Overtime” mentions credit hours but gives no "
         "monthly maximum." in text
     )
+
+
+def test_nothing_found_lists_the_pages_that_came_closest_before_the_advice() -> None:
+    answer = Answer(
+        question="can I text that I'm sick?", claims=(), citations=(),
+        stop_reason="no_better_action", escalate=True,
+        gaps=(Gap("can I text that I'm sick?", "no_results", "No page found mentions text."),),
+        closest_pages=(
+            PageRead("PTO", "https://clinic.test/pto", "pto.md", "hr", 4, "Calling out sick"),
+            PageRead("Payroll", None, "payroll.md", "hr", 7),
+        ),
+    )  # fmt: skip
+    assert answer_text(answer).splitlines() == [
+        "I couldn't find this in the knowledge base.",
+        "  Missing: No page found mentions text.",
+        "  Pages that came closest (not enough to answer from):",
+        "    PTO › Calling out sick — https://clinic.test/pto",
+        "    Payroll — payroll.md",
+        "  Try other words, or ask the people who own the topic.",
+    ]

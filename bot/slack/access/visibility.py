@@ -24,6 +24,9 @@ HIDDEN = "(not shown: outside what this channel may see)"
 def visible_answer(answer: Answer, access: Access) -> Answer:
     """The answer without the claims and citations `access` may not see."""
     citations = tuple(c for c in answer.citations if access.allows(c.collection))
+    closest = tuple(p for p in answer.closest_pages if access.allows(p.collection))
+    if len(closest) < len(answer.closest_pages):
+        answer = dataclasses.replace(answer, closest_pages=closest)
     if len(citations) == len(answer.citations):
         return answer
     kept = {c.number for c in citations}

@@ -52,7 +52,7 @@ from bot.slack.render.layout import (
 from bot.slack.render.limits import MESSAGE_BLOCKS, MESSAGE_TEXT_BUDGET, SECTION_TEXT
 from bot.slack.render.mrkdwn import escape, excerpt, inline, link, slack_len, split
 from bot.slack.render.notices import OUTSIDER
-from bot.slack.render.sections import cited_date, line_sections, source_line
+from bot.slack.render.sections import cited_date, closest_lines, line_sections, source_line
 from bot.slack.render.trace_blocks import trace_message
 
 __all__ = [
@@ -112,6 +112,7 @@ def answer_messages(answer: Answer, *, options: ReplyOptions | None = None) -> l
         *(_conflict_unit(answer, conflict) for conflict in answer.conflicts),
         *_gaps_unit(answer),
         *_sources_unit(answer),
+        *_closest_unit(answer),
     ]
     # The room kept for the closing blocks does not depend on them, so the same answer
     # splits the same way before and after it is escalated or voted on.
@@ -134,9 +135,14 @@ def answer_messages(answer: Answer, *, options: ReplyOptions | None = None) -> l
     ]
 
 
+def _reply(answer: Answer) -> str:
+    """The conversational reply as shown; a blank one is none (Slack refuses empty text)."""
+    return inline(answer.reply or "").strip()
+
+
 def _summary(answer: Answer) -> str:
-    if answer.reply:
-        return answer.reply
+    if _reply(answer):
+        return answer.reply or ""
     if not answer.claims:
         return NOT_COVERED
     more = len(answer.claims) - 1
@@ -144,11 +150,11 @@ def _summary(answer: Answer) -> str:
 
 
 def _opening(answer: Answer) -> Iterator[list[Block]]:
-    if answer.reply:
-        yield [section(text) for text in split(inline(answer.reply), SECTION_TEXT)]
+    if reply := _reply(answer):
+        yield [section(text) for text in split(reply, SECTION_TEXT)]
     if answer.standalone_question and answer.standalone_question != answer.question:
         yield [context(f"Searched for: {excerpt(answer.standalone_question, 300)}")]
-    if not answer.claims and not answer.reply:
+    if not answer.claims and not _reply(answer):
         yield [section(NOT_COVERED)]
 
 
@@ -265,6 +271,12 @@ def _sources_unit(answer: Answer) -> Iterator[list[Block]]:
     if answer.citations:
         lines = ["*Sources*", *(source_line(c) for c in answer.citations)]
         yield [section(text) for text in line_sections(lines)]
+
+
+def _closest_unit(answer: Answer) -> Iterator[list[Block]]:
+    """Where to look when nothing answered: the pages read that came closest."""
+    if not answer.claims and answer.closest_pages:
+        yield [section(text) for text in line_sections(closest_lines(answer.closest_pages))]
 
 
 def _closing(answer: Answer, options: ReplyOptions) -> list[Block]:

@@ -36,7 +36,7 @@ from bot.slack.render.mrkdwn import (
     shorten,
     user_mention,
 )
-from bot.slack.render.sections import capped_lines, line_sections, source_line
+from bot.slack.render.sections import capped_lines, closest_lines, line_sections, source_line
 
 ESCALATED_BLOCK_ID = "kb_escalated"
 # A permalink is ~80 characters; a longer "link" is not worth the room it takes.
@@ -174,6 +174,8 @@ def _findings(answer: Answer | None) -> list[Block]:
     if answer is None or not answer.claims:
         found = "*What I found:* nothing grounded in the documents."
         blocks = [section(found)]
+        if answer is not None and answer.closest_pages:
+            blocks.append(section(capped_lines(closest_lines(answer.closest_pages), limit=2000)))
     else:
         lines = ["*What I found*"]
         lines += [f"• “{excerpt(claim.quote, 300)}” [{claim.citation}]" for claim in answer.claims]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import date, datetime
 
-from agent.answer import Citation
+from agent.answer import Citation, PageRead
 from bot.slack.render.limits import SECTION_TEXT
 from bot.slack.render.mrkdwn import escape, link, shorten, slack_len, split
 
@@ -38,6 +38,20 @@ def source_line(citation: Citation) -> str:
     if updated:
         parts.append(f"updated {updated}")
     return " · ".join(parts)
+
+
+CLOSEST_TITLE = "*Pages that came closest* (not enough to answer from)"
+
+
+def closest_lines(pages: Iterable[PageRead]) -> list[str]:
+    """The pages that came closest to an unanswered question, as `• <url|Title> · Section`
+    under their title line; none when there are none."""
+    lines = []
+    for page in pages:
+        title = shorten(page.title, 150) or shorten(page.uri, 150) or "untitled"
+        section = f" · {escape(shorten(page.section, 150))}" if page.section else ""
+        lines.append(f"• {link(page.url, title)}{section}")
+    return [CLOSEST_TITLE, *lines] if lines else []
 
 
 def cited_date(when: object) -> str | None:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from agent.answer import Answer, Citation, Claim, Conflict, Gap
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, PageRead
 from bot.slack.render import action_ids as ids
 from bot.slack.render.blocks import (
     NOT_COVERED,
@@ -205,6 +205,38 @@ def test_an_answer_that_found_nothing_says_so_with_what_is_missing() -> None:
     assert texts(message)[:2] == [NOT_COVERED, "*Not found*\n• nothing close enough"]
     assert ids.ESCALATE in buttons(message)
     assert message.text == NOT_COVERED
+
+
+PTO_PAGE = PageRead(
+    "PTO <!channel>", "https://clinic.test/pto", "pto.md", "hr", 42, "Calling out sick"
+)
+
+
+def test_an_answer_that_found_nothing_points_to_the_pages_that_came_closest() -> None:
+    gap = Gap("can I text that I'm sick?", "no_results", "No page found mentions text.")
+    bare = PageRead("Payroll", None, "payroll.md", "hr", 7)
+    [message] = answer_messages(
+        answer((), citations=(), escalate=True, gaps=(gap,), closest_pages=(PTO_PAGE, bare))
+    )
+    assert texts(message)[:3] == [
+        NOT_COVERED,
+        "*Not found*\n• can I text that I'm sick? — No page found mentions text.",
+        "*Pages that came closest* (not enough to answer from)\n"
+        "• <https://clinic.test/pto|PTO &lt;!channel&gt;> · Calling out sick\n• Payroll",
+    ]
+    assert violations(text=message.text, blocks=message.blocks) == []
+    assert not any(t.startswith("*Sources*") for t in texts(message))
+
+
+def test_an_answer_with_claims_shows_its_sources_not_the_closest_pages() -> None:
+    [message] = answer_messages(answer((claim("Phone your manager."),), closest_pages=(PTO_PAGE,)))
+    assert not any("came closest" in t for t in texts(message))
+
+
+def test_a_blank_reply_is_no_reply_and_slack_gets_no_empty_text() -> None:
+    [message] = answer_messages(answer((), citations=(), reply=" \n "))
+    assert texts(message)[0] == NOT_COVERED and message.text == NOT_COVERED
+    assert violations(text=message.text, blocks=message.blocks) == []
 
 
 def test_a_conversational_reply_is_shown_without_not_found() -> None:

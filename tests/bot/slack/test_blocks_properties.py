@@ -21,7 +21,7 @@ from bs4 import BeautifulSoup
 from hypothesis import HealthCheck, Phase, assume, example, find, given, settings
 from hypothesis import strategies as st
 
-from agent.answer import Answer, Citation, Claim, Conflict, Gap
+from agent.answer import Answer, Citation, Claim, Conflict, Gap, PageRead
 from bot.slack.render import action_ids as ids
 from bot.slack.render.blocks import (
     EscalationPost,
@@ -101,7 +101,8 @@ def answers(draw: st.DrawFn) -> Answer:
     )
     # Claims reuse a few drawn texts (their markers keep them apart), so 200 cost no more
     # to draw than 10.
-    many = draw(st.one_of(st.integers(0, 12), st.integers(100, 200)))
+    # None at all as often as a few: an answer without claims shows the closest pages.
+    many = draw(st.one_of(st.just(0), st.integers(0, 12), st.integers(100, 200)))
     texts = draw(st.lists(body if many <= 12 else short, min_size=2, max_size=6))
     shapes = draw(st.lists(st.tuples(st.booleans(), st.integers(1, count)), min_size=1, max_size=7))
     claims = []
@@ -123,6 +124,18 @@ def answers(draw: st.DrawFn) -> Answer:
         for _ in range(few or draw(st.sampled_from([0, 60])))
     )
     gaps = tuple(Gap(draw(body), "no_results", draw(body)) for _ in range(draw(st.integers(0, 4))))
+    # Shown only with no claim: the pages that came closest, titled by their documents.
+    closest = tuple(
+        PageRead(
+            title=draw(st.one_of(short, huge)),
+            url=draw(st.one_of(st.none(), st.sampled_from(INPUT_URLS))),
+            uri=f"near-{n}",
+            collection="c",
+            chunk_id=n,
+            section=draw(pieces.map("".join)),
+        )
+        for n in range(draw(st.integers(0, 3)))
+    )
     return Answer(
         question=draw(body),
         claims=tuple(claims),
@@ -134,6 +147,7 @@ def answers(draw: st.DrawFn) -> Answer:
         run_id=draw(st.one_of(st.none(), st.integers(1, 2**63 - 1))),
         reply=draw(st.one_of(st.none(), body)),
         standalone_question=draw(st.one_of(st.none(), body)),
+        closest_pages=closest,
     )
 
 
@@ -336,6 +350,10 @@ CASES_THAT_MATTER: dict[str, Callable[[Answer], bool]] = {
     "many claims": lambda a: len(a.claims) >= 100,
     "huge claim": lambda a: any(len(c.statement) > 3 * SECTION_TEXT for c in a.claims),
     "mention": lambda a: any("<!channel>" in c.statement for c in a.claims),
+    # Rendered only with no claim: hostile page titles reach the reply this way.
+    "closest pages": lambda a: (
+        not a.claims and any("<!channel>" in p.title for p in a.closest_pages)
+    ),
 }
 
 

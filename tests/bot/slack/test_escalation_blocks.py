@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from agent.answer import Answer, Citation, Claim, Gap
+from agent.answer import Answer, Citation, Claim, Gap, PageRead
 from bot.slack.render import action_ids as ids
 from bot.slack.render.blocks import (
     EscalationPost,
@@ -81,6 +81,17 @@ def test_the_post_shows_what_was_found_with_citations_and_what_is_missing() -> N
     assert "[1]" in text and "more in the thread" in text
     assert "*Sources*\n[1] <https://docs.example/leave|Leave>" in text
     assert "*Missing*\n• Carry-over &lt;@U1&gt;? — not documented" in text
+
+
+def test_a_post_with_nothing_found_names_the_pages_that_came_closest() -> None:
+    page = PageRead("PTO", "https://clinic.test/pto", "pto.md", "hr", 4, "Calling out sick")
+    nothing = Answer("Can I text?", (), (), "no_better_action", True, closest_pages=(page,))
+    text = all_text(escalation_message(post(answer=nothing)))
+    assert (
+        "*What I found:* nothing grounded in the documents.\n"
+        "*Pages that came closest* (not enough to answer from)\n"
+        "• <https://clinic.test/pto|PTO> · Calling out sick"
+    ) in text
 
 
 def test_the_post_carries_both_buttons_with_the_run_and_escalation() -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from agent.answer import Answer, Citation, Claim, Turn
+from agent.answer import Answer, Citation, Claim, PageRead, Turn
 from bot.slack.access.config import Access
 from bot.slack.access.visibility import (
     HIDDEN,
@@ -89,3 +89,13 @@ def test_a_run_shows_no_hidden_evidence_step_or_title() -> None:
     ]
     assert "HRLinks" not in repr(shown) and "kb.test/leave" not in repr(shown)
     assert visible_run(run, Access(), ORIGINS) == run
+
+
+def test_the_pages_that_came_closest_from_a_hidden_collection_are_not_shown() -> None:
+    pages = (
+        PageRead("Leave", "https://kb.test/leave", "leave.md", "hr", 11),
+        PageRead("Equipment", None, "equipment.md", "ops", 22),
+    )
+    nothing = Answer("laptops?", (), (), "no_better_action", True, closest_pages=pages)
+    assert visible_answer(nothing, OPS).closest_pages == pages[1:]
+    assert visible_answer(nothing, Access(("hr", "ops"))) == nothing
