@@ -156,6 +156,12 @@ class AgentState:
     # by document id, with that closeness: where to look when nothing answers.
     close_pages: dict[int, tuple[float, PageRead]] = field(default_factory=dict)
 
+    def note_close_page(self, document_id: int, closeness: float, page: PageRead) -> None:
+        """Keep `page` as its document's closest read unless a closer one is kept."""
+        known = self.close_pages.get(document_id)
+        if known is None or closeness > known[0]:
+            self.close_pages[document_id] = (closeness, page)
+
     def ran(self, text: str) -> bool:
         """Whether a query with this text (case and spacing aside) already ran."""
         key = _query_key(text)

@@ -137,6 +137,7 @@ async def main(args: argparse.Namespace) -> None:
                     "quotes": [c.quote for c in answer.claims],
                     "gaps": [g.detail for g in answer.gaps],
                     "conflicts": [c.detail for c in answer.conflicts],
+                    "closest": [p.uri for p in answer.closest_pages],
                 }
             )
     for half in ("A", "B"):

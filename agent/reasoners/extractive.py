@@ -469,17 +469,9 @@ def _note_close_pages(state: AgentState, units: Sequence[ScoredUnit]) -> None:
     """Keep, for each page, its closest unit read, as a page to point to when nothing
     answers the question (`Answer.closest_pages`)."""
     for s in units:
-        known = state.close_pages.get(s.passage.document_id)
-        if known is None or s.similarity > known[0]:
-            page = PageRead(
-                s.passage.title,
-                s.passage.url,
-                s.passage.uri,
-                s.passage.collection,
-                s.chunk.chunk_id,
-                s.section,
-            )
-            state.close_pages[s.passage.document_id] = (s.similarity, page)
+        p = s.passage
+        page = PageRead(p.title, p.url, p.uri, p.collection, s.chunk.chunk_id, s.section)
+        state.note_close_page(p.document_id, s.similarity, page)
 
 
 def _evidence(

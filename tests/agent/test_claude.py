@@ -124,6 +124,32 @@ async def test_documents_go_as_escaped_data_in_a_cached_block_and_unshown_chunks
     assert fake.requests[0].body["max_tokens"] == 1200
 
 
+async def test_a_weak_quote_is_no_evidence_but_names_its_page_as_one_that_came_close(
+    fake: FakeAnthropic,
+) -> None:
+    text = "Leave is approved by your supervisor."
+    fake.script(
+        "extract",
+        Reply(
+            {
+                "quotes": [
+                    {"chunk_id": 7, "quote": text, "support": "weak"},
+                    {"chunk_id": 99, "quote": "Not shown.", "support": "weak"},
+                ]
+            }
+        ),
+    )
+    state = AgentState(goal=Goal("q", "q"), max_steps=4, sub_questions=[PlannedQuestion("q")])
+    assert await _reasoner(fake, Waits()).extract(0, [_passage(text)], state) == []
+    [(_, page)] = state.close_pages.values()
+    assert (page.title, page.url, page.chunk_id, page.section) == (
+        "Leave types",
+        "https://kb.test/leave",
+        7,
+        "Leave types",
+    )
+
+
 async def test_a_429_is_retried_after_the_wait_its_retry_after_asks_for(
     fake: FakeAnthropic,
 ) -> None:
