@@ -22,3 +22,21 @@ async def test_a_mention_gets_a_placeholder_then_the_answer_in_its_thread(start_
     assert "HRLinks" in json.dumps(update.params["blocks"])
     assert update.params["metadata"]["event_type"] == "kb_answer"
     assert BOT_USER
+
+
+async def test_a_mention_nothing_answers_points_to_the_closest_page_and_offers_a_human(
+    start_bot, fake_slack
+):
+    # The leave page reads close to the question without saying whether a text will do.
+    bot = await start_bot()
+    question = "woke up with a fever, can i just text my boss that im not coming in?"
+    await bot.sender.event(mention(question, ts="1595926231.000100", event_id="Ev2"))
+    (update,) = await fake_slack.wait_for("chat.update")
+    await bot.idle()
+    texts = [b["text"]["text"] for b in update.params["blocks"] if b["type"] == "section"]
+    assert texts[0] == "I couldn't find this in the knowledge base."
+    [closest] = [t for t in texts if t.startswith("*Pages that came closest*")]
+    assert "Leave" in closest and "Requesting leave" in closest, closest
+    assert not any(t.startswith("*Sources*") for t in texts)
+    actions = [b for b in update.params["blocks"] if b["type"] == "actions"]
+    assert "Escalate to a human" in json.dumps(actions)
