@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from agent.answer import GapReason, PageRead, StopReason, Support, Turn
 from store.filters import NO_FILTER, ChunkFilter
+
+if TYPE_CHECKING:
+    from agent.retrieval.reading import Passage
 
 Intent = Literal["broad_recall", "targeted_follow_up", "conflict_check"]
 
@@ -156,11 +159,17 @@ class AgentState:
     # by document id, with that closeness: where to look when nothing answers.
     close_pages: dict[int, tuple[float, PageRead]] = field(default_factory=dict)
 
-    def note_close_page(self, document_id: int, closeness: float, page: PageRead) -> None:
-        """Keep `page` as its document's closest read unless a closer one is kept."""
-        known = self.close_pages.get(document_id)
+    def note_close_page(
+        self, passage: Passage, chunk_id: int, section: str, closeness: float
+    ) -> None:
+        """Keep the passage's page, at `chunk_id`, as its document's closest read unless
+        a closer one is kept."""
+        known = self.close_pages.get(passage.document_id)
         if known is None or closeness > known[0]:
-            self.close_pages[document_id] = (closeness, page)
+            page = PageRead(
+                passage.title, passage.url, passage.uri, passage.collection, chunk_id, section
+            )
+            self.close_pages[passage.document_id] = (closeness, page)
 
     def ran(self, text: str) -> bool:
         """Whether a query with this text (case and spacing aside) already ran."""

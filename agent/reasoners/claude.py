@@ -42,7 +42,6 @@ import httpx2
 from anthropic.lib.streaming import AsyncMessageStream
 from anthropic.types import Message
 
-from agent.answer import PageRead
 from agent.errors import ReasonerUnavailable
 from agent.reasoners.base import DraftClaim, DraftsCallback, Judgement, Route
 from agent.reasoners.claude_tools import (
@@ -152,15 +151,8 @@ class ClaudeReasoner:
             if quote["support"] == "weak":
                 # On the topic without answering: a page to point to if nothing answers
                 # (Answer.closest_pages), in the order Claude gave them.
-                page = PageRead(
-                    passage.title,
-                    passage.url,
-                    passage.uri,
-                    passage.collection,
-                    quote["chunk_id"],
-                    passage.heading,
-                )
-                state.note_close_page(passage.document_id, -len(state.close_pages), page)
+                order = -len(state.close_pages)
+                state.note_close_page(passage, quote["chunk_id"], passage.heading, order)
                 continue
             evidence.append(_evidence(sub_question, quote, passage, state.step))
         return evidence

@@ -23,7 +23,6 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from agent.answer import PageRead
 from agent.conflicts import find_conflicts
 from agent.followups import asks_for_shorter, is_thanks, last_bot_turn, standalone
 from agent.grounding import normalise
@@ -469,9 +468,7 @@ def _note_close_pages(state: AgentState, units: Sequence[ScoredUnit]) -> None:
     """Keep, for each page, its closest unit read, as a page to point to when nothing
     answers the question (`Answer.closest_pages`)."""
     for s in units:
-        p = s.passage
-        page = PageRead(p.title, p.url, p.uri, p.collection, s.chunk.chunk_id, s.section)
-        state.note_close_page(p.document_id, s.similarity, page)
+        state.note_close_page(s.passage, s.chunk.chunk_id, s.section, s.similarity)
 
 
 def _evidence(
