@@ -177,10 +177,29 @@ def _example_answer(texts: list[str]) -> Answer:
 MANY_CLAIMS = _example_answer([f"Leave rule number {n} applies." for n in range(150)])
 HUGE_CLAIM = _example_answer([("Leave is approved in HRLinks. " * 700)[:20000], "Short one."])
 MENTION = _example_answer(["<!channel> read [the form](https://forms.example/a_(b)?x=1&y=2)"])
+# Nothing quoted: three closest pages whose titles and sections ping, link and run long.
+CLOSEST = Answer(
+    question="Can I text that I'm sick?",
+    claims=(),
+    citations=(),
+    stop_reason="no_better_action",
+    escalate=True,
+    run_id=7,
+    closest_pages=tuple(
+        PageRead(title, url, f"near-{n}", "c", n, section)
+        for n, (title, url, section) in enumerate(
+            [
+                ("<!channel> PTO", "https://docs.example/<!channel>|x", "<@U123> *Sick*"),
+                ("[x](javascript:alert(1))", "javascript:alert(1)", ""),
+                ("Leave is approved in HRLinks. " * 400, None, "> not a quote " * 200),
+            ]
+        )
+    ),
+)
 
 
 def must_reach(test: Any) -> Any:
-    for answer in (MANY_CLAIMS, HUGE_CLAIM, MENTION):
+    for answer in (MANY_CLAIMS, HUGE_CLAIM, MENTION, CLOSEST):
         test = example(answer, ReplyOptions(always_offer_escalation=True))(test)
     return test
 
