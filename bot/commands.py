@@ -10,7 +10,6 @@ import json
 import logging
 import signal
 from collections.abc import AsyncIterator, Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -39,7 +38,7 @@ console = Console(stderr=True)
 log = logging.getLogger(__name__)
 
 
-@contextmanager
+@contextlib.contextmanager
 def progress_bars() -> Iterator[Any]:
     """A factory of per-source progress callbacks drawing bars on stderr."""
     with Progress(
