@@ -275,6 +275,10 @@ class QuestionAnalysis:
     # Nouns naming a payment to staff ("stipend", "reimbursement"): a unit stating an
     # amount of money carries them (agent/language/rules.py MONEY_NOUNS).
     money_nouns: frozenset[str] = frozenset()
+    # Of a question whether a thing is one of a kind ("is juneteenth a federal holiday
+    # here?"), the thing's stems: names, which a page must say itself; no page of the kind
+    # stands in for them (agent/reasoners/evidence.py `_bridged`).
+    subject: frozenset[str] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -369,10 +373,14 @@ class QuestionAnalyzer:
         if setting:
             supplied |= set(self.stems(setting.group(1) or setting.group(2)))
         quantities = asked_quantities(text)
+        subject = self._subject(text)
         return QuestionAnalysis(
             text=text,
             terms=tuple(terms),
-            names=tuple(t for t in dict.fromkeys(self._name_stems(text)) if t in terms),
+            names=tuple(
+                t for t in dict.fromkeys([*self._name_stems(text), *subject]) if t in terms
+            ),
+            subject=frozenset(subject) & set(terms),
             answer_type=kind,
             # A negation in the scene ("my authorization never got approved. what now?")
             # tells the asker's situation; only one in the asking part says what is asked.
@@ -410,6 +418,26 @@ class QuestionAnalyzer:
             )
         ]
         return self.stems(" ".join(named))
+
+    def _subject(self, text: str) -> list[str]:
+        """The stems of the thing an asking sentence asks is one of a kind ("juneteenth"
+        of "is juneteenth a federal holiday here?")."""
+        found = [m["subject"] for s in asking_sentences(text) if (m := _COPULAR_SUBJECT.match(s))]
+        return self.stems(" ".join(found))
+
+
+# "is juneteenth a federal holiday here?": a yes-or-no question whether a thing is one of
+# a kind is about that thing, however it is written; a page of the kind that never names
+# it ("Federal holidays are paid days off.") does not answer, just as it would not for
+# "Juneteenth": the subject is a name. It is one to three words, not a pronoun or
+# "there" ("is there a bonus?", "is it ok if ..."), before the indefinite article or
+# "one of".
+_COPULAR_SUBJECT = re.compile(
+    r"^(?:is|are|was|were)\s+"
+    r"(?!(?:there|it|this|that|these|those|they|we|i|you|he|she)\b)"
+    r"(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2}?)\s+(?:an?|one\s+of)\s+\w",
+    re.I,
+)
 
 
 def asking_sentences(text: str) -> list[str]:

@@ -497,6 +497,7 @@ class EvidenceScorer:
             question,
             terms=apply(question.terms, fixes),
             names=apply(question.names, fixes),
+            subject=frozenset(apply(question.subject, fixes)),
             pairs=tuple((fixes.get(a, a), fixes.get(b, b)) for a, b in question.pairs),
         )
 
@@ -619,7 +620,10 @@ class EvidenceScorer:
         # other page only in its title (a page about the bridge).
         where = text if passage.title in about else title
         if any(b.casefold() in where for b in bridges) or any(s.casefold() in text for s in sides):
-            return frozenset(question.names)
+            # Not for the thing a question asks is one of a kind: the page "Holidays", which
+            # "is Black Friday a holiday?" names, says nothing of Black Friday unless it
+            # names it.
+            return frozenset(question.names) - question.subject
         return frozenset()
 
     def _lexical(

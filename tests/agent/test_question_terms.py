@@ -293,6 +293,28 @@ def test_a_day_of_the_month_the_asker_states_is_no_name(analyzer: QuestionAnalyz
     assert analyzer.analyse("What treaty was signed in the 9th century?").names == ("9th",)
 
 
+@pytest.mark.parametrize(
+    ("question", "names"),
+    [
+        ("is juneteenth a federal holiday here?", ("juneteenth",)),
+        ("quick q - is black friday one of our paid days off?", ("black", "friday")),
+        ("Is my dog a service animal?", ("dog",)),
+        # No thing of its own: "there", a pronoun, or no kind asked after it.
+        ("is there a bonus for referrals?", ()),
+        ("is it ok if a friend visits?", ()),
+        ("is holiday pay time and a half?", ()),
+    ],
+)
+def test_the_subject_of_whether_a_thing_is_of_a_kind_is_a_name(
+    analyzer: QuestionAnalyzer, question: str, names: tuple[str, ...]
+) -> None:
+    """Lower case, it is still the thing the answer must name: a page of federal holidays
+    that never names Juneteenth does not answer "is juneteenth a federal holiday?"."""
+    analysis = analyzer.analyse(question)
+    assert analysis.names == names
+    assert analysis.subject == frozenset(names)
+
+
 async def test_a_preposition_before_the_noun_names_no_other_kind_of_it(
     embedder: SentenceTransformerEmbedder,
 ) -> None:

@@ -155,6 +155,27 @@ async def test_a_question_naming_what_no_page_mentions_is_a_gap_naming_it(
     assert answer.claims and not any(c.span for c in answer.claims)
 
 
+@pytest.mark.parametrize(
+    "question",
+    [
+        "is juneteenth a paid holiday here?",
+        "quick q - is juneteenth one of the paid holidays?",
+        "is Juneteenth one of the paid holidays?",
+    ],
+)
+async def test_whether_a_thing_is_of_a_kind_is_not_answered_by_the_kind_alone(
+    pages: Built, question: str
+) -> None:
+    # Written in lower case, "juneteenth" is no name; but it is what the question is
+    # about, as "Juneteenth" would be: a page of paid holidays never naming it says
+    # nothing of it. Nor does the page "Holidays", which the question names, stand in
+    # for it, as a page a question names does for the names of a comparison.
+    answer = await pages.loop().answer(question)
+    assert answer.escalate
+    assert [g.detail.casefold() for g in answer.gaps] == ["no page found mentions juneteenth."]
+    assert not any(c.span for c in answer.claims)
+
+
 async def test_a_name_is_not_corrected_into_a_word_the_pages_have(pages: Built) -> None:
     # "Calendly" is two edits from "Calendar": a typo fix would make the page answer.
     answer = await pages.loop().answer("Can I use Calendly to let partners book time with me?")
