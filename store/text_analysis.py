@@ -28,6 +28,10 @@ _PART = re.compile(r"[^\W_]+")
 # "HRLinks") while people ask in words ("TTS jobs", "HR links"). Only titles are split
 # (`title_words`): splitting every word of every chunk for BM25 changed nothing on the
 # handbook, its check sets or HotpotQA (bench/results/answer_eval.md, h21).
+# An initialism written with dots ("D.C.", "U.K.", "e.g."; the last dot is no part of a
+# candidate): one word, as written without them ("DC"), where its letters alone would be
+# parts too short to keep, and "the DC office" would never match "Washington, D.C.".
+_DOTTED_INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGIT = re.compile(r"\d")
 
@@ -96,6 +100,11 @@ class TextAnalyzer:
         if candidate.isalnum():
             if candidate not in self._options.stop_words:
                 words.append(candidate)
+            return
+        if _DOTTED_INITIALISM.fullmatch(candidate):
+            letters = candidate.replace(".", "")
+            if letters not in self._options.stop_words:
+                words.append(letters)
             return
         if _is_identifier(candidate):
             whole.append(candidate)

@@ -64,6 +64,15 @@ def test_hyphenated_words_split_without_a_whole_term(analyzer: TextAnalyzer) -> 
     assert "covid-19" in analyzer.terms("COVID-19 cases")
 
 
+def test_an_initialism_with_dots_is_the_word_without_them(analyzer: TextAnalyzer) -> None:
+    assert analyzer.terms("Washington, D.C.") == analyzer.terms("Washington DC")
+    assert analyzer.terms("the U.K. office") == ["uk", "offic"]
+    # "U.S." is the stop word "us", as "US" is; a version or a hyphenated word is no initialism.
+    assert analyzer.terms("U.S. staff") == analyzer.terms("US staff") == ["staff"]
+    assert "v2.3" in analyzer.terms("v2.3")
+    assert analyzer.terms("x-ray") == ["ray"]
+
+
 def test_a_titles_words_are_its_camel_case_parts_stemmed(analyzer: TextAnalyzer) -> None:
     assert analyzer.title_words("TTSJobs") == {"tts", "job"}
     assert analyzer.title_words("HRLinks and iPhone") == {"hr", "link", "phone"}
