@@ -157,7 +157,10 @@ _CAPITALISED = re.compile(
 )
 # A word ending in a full stop followed by space, inside a capitalised run.
 _SENTENCE_STOP = re.compile(r"([\w’'.&-]*?\w)\.\s+(?=\S)")
-_CLAUSE_BREAK = re.compile(r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|\.\s|\n)\s*")
+# (The full stop of a dotted initialism ends no clause: "the D.C. office", "e.g. a").
+_CLAUSE_BREAK = re.compile(
+    r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|(?<!\b[^\W\d_]\.[^\W\d_])\.\s|\n)\s*"
+)
 
 
 def _clauses(text: str) -> list[str]:

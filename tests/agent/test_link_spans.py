@@ -1,6 +1,7 @@
 """A span is never cut inside a Markdown link (agent/language/spans.py `_clauses`): the
 ':' of "https://" and the dots of a host end no clause, so the span a reply leads with
-keeps its link whole instead of showing "see [your profile](https"."""
+keeps its link whole instead of showing "see [your profile](https". Nor after the full
+stop of a dotted initialism ("the D.C. office")."""
 
 from __future__ import annotations
 
@@ -25,3 +26,12 @@ def test_a_yes_no_answer_keeps_the_channel_link_it_names() -> None:
     assert span.endswith("(https://chat.test/channels/x).") or span.endswith(
         "(https://chat.test/channels/x)"
     ), span
+
+
+def test_a_dotted_initialism_ends_no_clause() -> None:
+    # The full stop of "D.C." or "e.g." ends no clause either: a reply never leads with
+    # "There are maps of the D.C".
+    quote = "There are maps of the D.C. office in every elevator lobby."
+    assert find_span(quote, "yes_no", "is there a map of the DC office?") == quote
+    quote = "Bring a snack, e.g. fruit. Then go to the lobby."
+    assert find_span(quote, "procedure", "what should I bring?") == "Bring a snack, e.g. fruit"
