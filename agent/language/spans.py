@@ -345,12 +345,22 @@ def _as_said(word: str) -> str:
 Finder = Callable[[str, str], Iterable[str]]
 
 
+# A link's address, or a bare one.
+_ADDRESS = re.compile(r"\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+", re.I)
+
+
 def _numbers(quote: str, question: str) -> list[str]:
     return [m.group() for m in _ranked_numbers(quote, question)]
 
 
 def _ranked_numbers(quote: str, question: str) -> list[re.Match[str]]:
-    found = [m for m in _NUMBER.finditer(quote) if not _list_marker(quote, m)]
+    # A digit inside an address ("trello.com/b/b1xsDX88") counts nothing.
+    addresses = [m.span() for m in _ADDRESS.finditer(quote)]
+    found = [
+        m
+        for m in _NUMBER.finditer(quote)
+        if not _list_marker(quote, m) and not any(a <= m.start() < b for a, b in addresses)
+    ]
     asked = {fold(w) for w in WORD.findall(question)}
 
     def shared(text: str) -> int:
@@ -814,18 +824,27 @@ def _definitions(quote: str, question: str) -> list[str]:
     spelled = spelled_out(quote, question)
     if spelled:
         return [spelled]
+    # A link's address is no part of a definition: "[Trello](https://trello.com/) is a
+    # tool" has no expansion "(https://trello.com/)", nor a colon after "https".
+    masked = MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), quote)
     # "TK (to come)": an expansion right after the word asked about comes first.
     found = [
-        m.group(2)
-        for m in re.finditer(r"([\w’'-]+)\s*\(([^()\n]{2,60})\)", quote)
+        quote[m.start(2) : m.end(2)]
+        for m in re.finditer(r"([\w’'-]+)\s*\(([^()\n]{2,60})\)", masked)
         if fold(m.group(1)) in asked
     ]
     for clause in re.split(r"(?<=[.!?])\s+", quote):
         match = DEFINES.search(clause)
         if match:
             found.append(_clauses(clause[match.end() :])[0])
-    found += re.findall(r"\(([^()\n]{3,60})\)", quote)  # "TK (to come)"
-    found += [line.split(":", 1)[1] for line in quote.splitlines() if ":" in line[:40]]
+    found += [quote[m.start(1) : m.end(1)] for m in _PARENTHESISED.finditer(masked)]
+    # "Term: meaning", the colon a lead-in's.
+    start = 0
+    for line in masked.splitlines(keepends=True):
+        colon = _LEAD_IN_COLON.search(line)
+        if colon and colon.start() < 40:
+            found.append(quote[start + colon.end() : start + len(line)].rstrip("\n"))
+        start += len(line)
     # A glossary's dash ("LO licence – order-picking forklifts"), when the words before
     # it are the question's own: in prose a dash sets off an aside as often, and in a
     # glossary the next line's "LF licence" is another term.
@@ -834,6 +853,9 @@ def _definitions(quote: str, question: str) -> list[str]:
         if match and {fold(w) for w in WORD.findall(match["term"])} <= asked:
             found.append(match["meaning"])
     return found
+
+
+_PARENTHESISED = re.compile(r"\(([^()\n]{3,60})\)")  # "TK (to come)"
 
 
 # "term – meaning" on a line of its own; a second dash closes an aside ("Staff – including

@@ -13,6 +13,25 @@ from agent.language.typos import corrections, edit_distance
 
 
 @pytest.mark.parametrize(
+    ("question", "quote", "kind"),
+    [
+        # A link's address is no expansion in parentheses, nor a "term: meaning".
+        ("what is Trello?", "Track your work in [Trello](https://trello.com/).", "definition"),
+        # Nor are its digits a number, in a link or bare.
+        (
+            "how many projects are open?",
+            "See the [tracker](https://trello.com/b/b1xsDX88) for open projects.",
+            "number",
+        ),
+        ("how many projects are open?", "Open projects: see https://t.test/b/x88 too.", "number"),
+    ],
+)
+def test_an_address_holds_no_span(question: str, quote: str, kind: AnswerType) -> None:
+    assert answer_type(question) == kind
+    assert find_span(quote, kind, question) == ""
+
+
+@pytest.mark.parametrize(
     ("question", "quote", "kind", "span"),
     [
         (
