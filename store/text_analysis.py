@@ -22,16 +22,16 @@ from store.text_forms import plain_title
 # finds phrases in the same candidates (agent/language/questions.py).
 CANDIDATE = re.compile(r"\w+(?:[./-]\w+)*")
 _PART = re.compile(r"[^\W_]+")
+# An initialism written with dots ("D.C.", "U.K.", "e.g."; the last dot is no part of a
+# candidate): one word, as written without them ("DC"), where its letters alone would be
+# parts too short to keep, and "the DC office" would never match "Washington, D.C.".
+_DOTTED_INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 # Where a camel-case word's parts begin: an upper-case letter after a lower-case one
 # (`iPhone`, `GitHub`), or the last capital of a run followed by a lower-case letter
 # (the `J` of `TTSJobs`). Page titles are often written this way ("TTSJobs",
 # "HRLinks") while people ask in words ("TTS jobs", "HR links"). Only titles are split
 # (`title_words`): splitting every word of every chunk for BM25 changed nothing on the
 # handbook, its check sets or HotpotQA (bench/results/answer_eval.md, h21).
-# An initialism written with dots ("D.C.", "U.K.", "e.g."; the last dot is no part of a
-# candidate): one word, as written without them ("DC"), where its letters alone would be
-# parts too short to keep, and "the DC office" would never match "Washington, D.C.".
-_DOTTED_INITIALISM = re.compile(r"(?:[^\W\d_]\.)+[^\W\d_]")
 _CAMEL_BOUNDARY = re.compile(r"(?<=[a-z])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 _DIGIT = re.compile(r"\d")
 

@@ -163,12 +163,18 @@ _CLAUSE_BREAK = re.compile(
 )
 
 
+def _links_masked(text: str) -> str:
+    """`text` with each Markdown link blanked to as many "x", so that positions found in
+    it are positions in `text` and nothing inside a link is found."""
+    return MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), text)
+
+
 def _clauses(text: str) -> list[str]:
     """`text` cut at its clause breaks, never inside a link's `[text](address)`: the ':'
     of "https://" and the dots of a host end no clause, in any knowledge base (as a
     sentence never ends inside a link, agent/sentences.py), so a span is never cut to
     "see [the guide](https"."""
-    masked = MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), text)
+    masked = _links_masked(text)
     pieces, start = [], 0
     for found in _CLAUSE_BREAK.finditer(masked):
         pieces.append(text[start : found.start()])
@@ -429,7 +435,7 @@ _DATED = re.compile(
 def _stretches(quote: str, numbers: Sequence[re.Match[str]]) -> list[str]:
     """What each number of `quote` says of itself: the text from it to the next number
     or to the end of its clause, whichever comes first."""
-    masked = MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), quote)
+    masked = _links_masked(quote)
     breaks = [b.start() for b in _CLAUSE_BREAK.finditer(masked)]
     stretches = []
     for index, number in enumerate(numbers):
@@ -826,7 +832,7 @@ def _definitions(quote: str, question: str) -> list[str]:
         return [spelled]
     # A link's address is no part of a definition: "[Trello](https://trello.com/) is a
     # tool" has no expansion "(https://trello.com/)", nor a colon after "https".
-    masked = MARKDOWN_LINK.sub(lambda m: "x" * len(m.group(0)), quote)
+    masked = _links_masked(quote)
     # "TK (to come)": an expansion right after the word asked about comes first.
     found = [
         quote[m.start(2) : m.end(2)]
