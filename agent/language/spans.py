@@ -351,7 +351,9 @@ def _as_said(word: str) -> str:
 Finder = Callable[[str, str], Iterable[str]]
 
 
-# A link's address, or a bare one.
+# A link's address, or a bare one up to the next space: wider than `_URL` (the span of
+# an address a reply shows), since every digit of "…?via_email=1" or "…/x9\">" is the
+# address's, not a quantity.
 _ADDRESS = re.compile(r"\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+", re.I)
 
 
