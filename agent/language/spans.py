@@ -838,7 +838,7 @@ def _definitions(quote: str, question: str) -> list[str]:
     # "TK (to come)": an expansion right after the word asked about comes first.
     found = [
         quote[m.start(2) : m.end(2)]
-        for m in re.finditer(r"([\w’'-]+)\s*\(([^()\n]{2,60})\)", masked)
+        for m in _EXPANDED.finditer(masked)
         if fold(m.group(1)) in asked
     ]
     for clause in re.split(r"(?<=[.!?])\s+", quote):
@@ -863,6 +863,9 @@ def _definitions(quote: str, question: str) -> list[str]:
     return found
 
 
+# A word and the parenthesis after it. The word starts where a word does: tried from
+# inside a long one too, the match would take time quadratic in its length.
+_EXPANDED = re.compile(r"(?<![\w’'-])([\w’'-]+)\s*\(([^()\n]{2,60})\)")
 _PARENTHESISED = re.compile(r"\(([^()\n]{3,60})\)")  # "TK (to come)"
 
 

@@ -478,3 +478,11 @@ def test_a_preposition_opening_a_sentence_names_nothing() -> None:
     quote = "Within 36 hours of the phone call, send the signed form."
     assert find_span(quote, "contact", "who do i send the signed form to?") == ""
     assert find_span(quote + " HR files it.", "contact", "who do i send it to?") == "HR"
+
+
+def test_a_huge_word_gets_no_definition_and_no_hang() -> None:
+    # A minified blob or a long address is one "word" of 100,000 characters: the finder
+    # of "word (expansion)" once retried from inside it at every character, taking
+    # minutes; it answers at once, with nothing.
+    quote = "https://x.test/" + "9" * 100_000
+    assert find_span(quote, "definition", "what is x?") == ""
