@@ -355,6 +355,12 @@ ACTION_VERBS = frozenset(
     provide include approve note obtain confirm list""".split()
     # how a step says to look a thing up ("Search the IT Standards list in GEAR")
     + "search look browse".split()
+    # how a step works a device or an app ("Press Control + Shift + Power", "Restart the
+    # laptop", "Run the installer", "Lock your screen"): every IT page's steps
+    # (not the words as often nouns or adjectives that open a table row: "clear", "close",
+    # "type", "hold")
+    + """press tap run enable disable restart reboot delete remove connect plug unplug drag
+    lock unlock reset launch scan wait paste""".split()
 )
 # Words that open a clause's subject (pronouns, determiners, quantifiers, "there"): a
 # main clause after "If …," opening with none of them has no subject, so it instructs.

@@ -15,7 +15,7 @@ import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator, Sequence
 
-from agent.language.questions import AnswerType
+from agent.language.questions import AnswerType, is_negated
 from agent.language.ranges import (
     AskedQuantity,
     asked_quantities,
@@ -68,7 +68,9 @@ _NOT_UNIT = (
 )
 _NUMBER = re.compile(
     # "one of our teams" names a member, not a quantity
-    rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b(?!\s+of\b))"
+    rf"{NUMBER_LEADS}?(?:{_NUMERAL}|\b{NUMBER_WORDS}\b(?!\s+of\b)"
+    # a length of time said roughly ("usually takes a few days") is how long it takes
+    rf"|\b(?:a\s+few|a\s+couple\s+of|several)\b(?=\s+{TIME_UNITS}\b))"
     r"(?:\s?(?:%|percent\b|percentage points?\b))?"
     r"(?:\s*\([^()\n]{1,30}\))?"  # "13 days (104 hours)"
     # its unit, up to four words ("56 more annual leave hours"), not the clause after it
@@ -159,7 +161,10 @@ _CAPITALISED = re.compile(
 _SENTENCE_STOP = re.compile(r"([\w’'.&-]*?\w)\.\s+(?=\S)")
 # (The full stop of a dotted initialism ends no clause: "the D.C. office", "e.g. a").
 _CLAUSE_BREAK = re.compile(
-    r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|(?<!\b[^\W\d_]\.[^\W\d_])\.\s|\n)\s*"
+    # A full stop ends a clause, after Markdown's closing emphasis too ("**Lock your
+    # computer before leaving it.** Press …"), not after a dotted initialism ("D.C.").
+    r"\s*(?:[;:—–]|,\s+(?:but|and|or|so|which|unless|if)\b|(?<!\b[^\W\d_]\.[^\W\d_])\.[*_]*\s|\n)"
+    r"\s*"
 )
 
 
@@ -227,16 +232,21 @@ def _first_span(
         wanted = [w for w in wanted if w is not MONEY_WRITTEN]
     if FREQUENCY_ASKED.search(question):
         wanted.append(FREQUENCY)
+    # A yes/no question's own words with a "not" it lacks are its answer ("Your Sick
+    # Leave **will not** be paid out" for "will my sick leave be paid out?"), though
+    # they add no other word to it.
+    denied = kind == "yes_no" and not is_negated(question)
     for finder in _FINDERS.get(kind, (_entity,)):
         for span in finder(quote, question):
-            span = span.strip(" ,;:—–-")
+            span = span.strip(" ,;:—–-*")
             short = len(span.split()) <= _MAX_WORDS or _LIST_ITEM.search(span)
             refined = all(w.search(span) for w in wanted)
             # A figure asked for is not the asker's own band ("more than 3 years" for
             # "after 4 years"); a yes/no clause may hold it as its condition.
             restated = kind in ("number", "date") and bool(held(quantities, span))
             verbatim = verbatim_in is None or span in verbatim_in
-            if span and _new(span, said) and short and refined and not restated and verbatim:
+            new = _new(span, said) or (denied and is_negated(span))
+            if span and new and short and refined and not restated and verbatim:
                 return span
     return ""
 
@@ -353,8 +363,8 @@ Finder = Callable[[str, str], Iterable[str]]
 
 # A link's address, or a bare one up to the next space: wider than `_URL` (the span of
 # an address a reply shows), since every digit of "…?via_email=1" or "…/x9\">" is the
-# address's, not a quantity.
-_ADDRESS = re.compile(r"\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+", re.I)
+# address's, not a quantity; an email address's digits too ("hspd12.security@gsa.gov").
+_ADDRESS = re.compile(r"\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.I)
 
 
 def _numbers(quote: str, question: str) -> list[str]:
@@ -661,7 +671,10 @@ def _places(quote: str, question: str) -> list[str]:
         # and where things are put ("drop used coats in the blue bins by the east stairwell")
         r"bin|box|tray|rack|stairwell|corridor|hallway|noticeboard|"
         # and the sites of a workplace ("at both depots", "in the staff car park")
-        r"depot|dock|gate|car\s+park|parking|station|ward)s?)\b",
+        r"depot|dock|gate|car\s+park|parking|station|ward|"
+        # and where things are sent ("shipped to your home address on file"; a bare
+        # "address" may be a speech: "in his State of the Union address")
+        r"(?:home|mailing|postal|street|shipping|delivery|office|work)\s+address)s?)\b",
         quote,
         re.I,
     )

@@ -24,6 +24,8 @@ from agent.language.typos import corrections, edit_distance
             "number",
         ),
         ("how many projects are open?", "Open projects: see https://t.test/b/x88 too.", "number"),
+        # Nor an email address's.
+        ("how long does a badge take?", "Email hspd12.security@gsa.gov for badges.", "number"),
     ],
 )
 def test_an_address_holds_no_span(question: str, quote: str, kind: AnswerType) -> None:
@@ -486,3 +488,66 @@ def test_a_huge_word_gets_no_definition_and_no_hang() -> None:
     # minutes; it answers at once, with nothing.
     quote = "https://x.test/" + "9" * 100_000
     assert find_span(quote, "definition", "what is x?") == ""
+
+
+def test_where_a_thing_is_sent_is_a_place() -> None:
+    quote = "Your laptop and phone will be shipped to your home address on file."
+    assert find_span(quote, "place", "where does my laptop get shipped?") == "your home address"
+    # a bare "address" may be a speech
+    speech = "He spoke of it in his annual address to the staff."
+    assert find_span(speech, "place", "where did he say it?") == ""
+
+
+@pytest.mark.parametrize(
+    ("question", "quote", "span"),
+    [
+        # a step that works a device is a step ("press", "restart" are verbs of any IT page)
+        (
+            "how do i lock my screen?",
+            "Press Control + Shift + Power to lock the screen.",
+            "Press Control + Shift + Power to lock the screen.",
+        ),
+        # a full stop ends its clause after Markdown's closing emphasis too, and the
+        # emphasis is no part of the span
+        (
+            "how do i update my mac?",
+            "**Back up your files first.** Restart from the Apple menu.",
+            "Restart from the Apple menu.",
+        ),
+        (
+            "what do i do before leaving my desk?",
+            "**Lock your computer before leaving it.** It keeps the data safe.",
+            "Lock your computer before leaving it",
+        ),
+    ],
+)
+def test_steps_are_found_as_pages_write_them(question: str, quote: str, span: str) -> None:
+    assert find_span(quote, "procedure", question) == span
+
+
+def test_a_yes_no_question_in_its_own_words_with_not_is_answered() -> None:
+    quote = "Your Sick Leave **will not** be paid out; however, you will not lose it."
+    question = "will my sick leave be paid out when i leave?"
+    assert find_span(quote, "yes_no", question) == "Your Sick Leave **will not** be paid out"
+    # Asked with "not", the same words add nothing to it.
+    said = "Sick leave is not paid out."
+    assert find_span(said, "yes_no", "is sick leave not paid out?") == ""
+    assert find_span(said, "yes_no", "is sick leave paid out?") == "Sick leave is not paid out."
+
+
+@pytest.mark.parametrize(
+    ("quote", "span"),
+    [
+        # an email address's digits count nothing; the rough length of time answers
+        (
+            "Email hspd12.security@gsa.gov to start this process, which usually takes a few days.",
+            "a few days",
+        ),
+        ("Approval takes several weeks.", "several weeks"),
+        ("Expect a couple of days for the card.", "a couple of days"),
+        # "a few" of anything but time is no length of time
+        ("A few of us carry several laptops.", ""),
+    ],
+)
+def test_how_long_is_answered_by_a_rough_length_of_time(quote: str, span: str) -> None:
+    assert find_span(quote, "number", "how long does it take to get my badge?") == span
