@@ -467,7 +467,10 @@ def ask_core(sentence: str) -> str:
     states its rule in its own words ("does not pay overtime"), seldom the asker's."""
     core = sentence.strip()
     leading = _LEADING_CASE.match(core)
-    if leading and not asks(leading.group()) and asks(core[leading.end() :]):
+    # "When I leave, will …?" opens with a condition, not the question word it shares
+    # with "When is the deadline, roughly?"
+    case = leading and (not asks(leading.group()) or _CONDITION_OPENS.match(leading.group()))
+    if leading and case and asks(core[leading.end() :]):
         core = core[leading.end() :]
     trailing = _TRAILING_CONDITION.search(core)
     if trailing and len(WORD.findall(core[: trailing.start()])) >= 3:
@@ -490,6 +493,15 @@ _CLAUSE_DASH = re.compile(r"\s+(?:-{1,2}|\u2013|\u2014)\s+|\s*\u2014\s*")
 # A clause before a comma that sets out the case, when the rest asks: a condition ("if
 # I fail part 2, ...") or a statement ("cut my hand on a box cutter, do I ...").
 _LEADING_CASE = re.compile(r"^(?:[^,?]*?),\s+(?=\S)")
+# A condition opens with its conjunction and a subject, not an auxiliary ("when I leave",
+# never "when is").
+_AUXILIARIES = (
+    r"(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|"
+    r"has|have|had)"
+)
+_CONDITION_OPENS = re.compile(
+    rf"^(?:if|when|whenever|once|after|before)\s+(?!{_AUXILIARIES}\b)", re.I
+)
 # A condition after what is asked ("... if we stay late for a deadline?"). Not "after"
 # or "before": "how long after buying something" asks how long from it.
 _TRAILING_CONDITION = re.compile(

@@ -700,10 +700,20 @@ def _places(quote: str, question: str) -> list[str]:
 def _polar(quote: str, question: str) -> list[str]:
     """The clause stating the yes or the no: the one with a polarity word, or an instruction
     ("Can I create a private repo?" is answered by "Ask Tech Operations before creating
-    private repositories": what one must do first), most of the question's words first."""
-    asked = {fold(w) for w in WORD.findall(question)}
+    private repositories": what one must do first), most of the question's words first;
+    of as many, one saying what the question ends on, its predicate ("do credit hours
+    expire?" is answered by "they never expire", not "The hours will rollover")."""
+    words = [fold(w) for w in WORD.findall(question)]
+    asked = set(words)
+    predicate = next((w for w in reversed(words) if w not in _COMMON and len(w) > 2), "")
     clauses = [c for c in _clauses(quote) if c and (POLARITY.search(c) or _instructs(c))]
-    return sorted(clauses, key=lambda c: -len({fold(w) for w in WORD.findall(c)} & asked))
+
+    def rank(clause: str) -> tuple[int, bool]:
+        said = [fold(w) for w in WORD.findall(clause)]
+        ends = bool(predicate) and any(w[:5] == predicate[:5] for w in said)
+        return -len(set(said) & asked), not ends
+
+    return sorted(clauses, key=rank)
 
 
 _LEAD_IN_COLON = re.compile(r":(?=\s)")

@@ -551,3 +551,12 @@ def test_a_yes_no_question_in_its_own_words_with_not_is_answered() -> None:
 )
 def test_how_long_is_answered_by_a_rough_length_of_time(quote: str, span: str) -> None:
     assert find_span(quote, "number", "how long does it take to get my badge?") == span
+
+
+def test_of_two_clauses_the_one_saying_the_questions_predicate_answers_yes_or_no() -> None:
+    quote = "The hours will rollover from one pay period to the next, and they never expire."
+    assert find_span(quote, "yes_no", "do credit hours expire?") == "they never expire."
+    # as many of the question's words, said otherwise: the first clause still leads
+    assert find_span(quote, "yes_no", "do credit hours roll over?") == (
+        "The hours will rollover from one pay period to the next"
+    )

@@ -99,6 +99,19 @@ def test_the_answer_type_is_read_from_the_part_that_asks() -> None:
     assert answer_type("cut my hand on a box cutter, do i need to report it?") == "yes_no"
     # a leading clause that itself asks is kept whole
     assert answer_type("who approves it, and when?") == "person"
+    assert answer_type("When is the deadline, roughly?") == "date"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        # a condition opening with "when" is the case, not a question of time
+        "When I leave, will my comp time be paid out?",
+        "When I quit, will my comp time get paid out?",
+    ],
+)
+def test_a_leading_condition_is_no_question_word(question: str) -> None:
+    assert answer_type(question) == "yes_no"
 
 
 def test_the_case_a_question_sets_out_is_its_circumstance() -> None:
