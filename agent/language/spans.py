@@ -364,7 +364,11 @@ Finder = Callable[[str, str], Iterable[str]]
 # A link's address, or a bare one up to the next space: wider than `_URL` (the span of
 # an address a reply shows), since every digit of "…?via_email=1" or "…/x9\">" is the
 # address's, not a quantity; an email address's digits too ("hspd12.security@gsa.gov").
-_ADDRESS = re.compile(r"\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+|[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.I)
+# (An email address starts where a word does: tried from inside a 100,000-character
+# word, its first part would be retried at every character, quadratically.)
+_ADDRESS = re.compile(
+    r"\]\([^)\s]*\)|\bhttps?://\S+|\bwww\.\S+|(?<![\w.+-])[\w.+-]+@[\w-]+(?:\.[\w-]+)+", re.I
+)
 
 
 def _numbers(quote: str, question: str) -> list[str]:

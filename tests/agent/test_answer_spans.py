@@ -488,6 +488,8 @@ def test_a_huge_word_gets_no_definition_and_no_hang() -> None:
     # minutes; it answers at once, with nothing.
     quote = "https://x.test/" + "9" * 100_000
     assert find_span(quote, "definition", "what is x?") == ""
+    # Nor does the email-address pattern try every character of a huge word.
+    assert find_span("Call " + "a" * 100_000 + " today.", "number", "how long?") == ""
 
 
 def test_where_a_thing_is_sent_is_a_place() -> None:
