@@ -490,6 +490,9 @@ def test_a_huge_word_gets_no_definition_and_no_hang() -> None:
     assert find_span(quote, "definition", "what is x?") == ""
     # Nor does the email-address pattern try every character of a huge word.
     assert find_span("Call " + "a" * 100_000 + " today.", "number", "how long?") == ""
+    # Nor is a clause break sought from every space of a huge run of them.
+    spaced = "Press" + " " * 100_000 + "the button."
+    assert find_span(spaced, "procedure", "how do i start?").startswith("Press")
 
 
 def test_where_a_thing_is_sent_is_a_place() -> None:
