@@ -111,11 +111,12 @@ _MEANING_SETTING = re.compile(
     r"\b(?:mean|means|stand for|stands for)\b(.+)$|^what(?:'s| is| are) \S+ ((?:in|on) .+)$",
     re.I,
 )
-_AUXILIARY = re.compile(
-    r"^(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
-    r"might|must|shall)\b",
-    re.I,
+# The auxiliaries that open a yes/no question ("is", "can", "should", …).
+_AUXILIARIES = (
+    r"(?:is|are|was|were|do|does|did|can|could|has|have|had|will|would|should|may|"
+    r"might|must|shall)"
 )
+_AUXILIARY = re.compile(rf"^{_AUXILIARIES}\b", re.I)
 # Checked in order: the first pattern that matches the question gives its answer type.
 _TYPE_PATTERNS: tuple[tuple[AnswerType, re.Pattern[str]], ...] = (
     (
@@ -494,13 +495,9 @@ _CLAUSE_DASH = re.compile(r"\s+(?:-{1,2}|\u2013|\u2014)\s+|\s*\u2014\s*")
 # I fail part 2, ...") or a statement ("cut my hand on a box cutter, do I ...").
 _LEADING_CASE = re.compile(r"^(?:[^,?]*?),\s+(?=\S)")
 # A condition opens with its conjunction and a subject, not an auxiliary ("when I leave",
-# never "when is").
-_AUXILIARIES = (
-    r"(?:is|are|am|was|were|do|does|did|can|could|will|would|should|shall|may|might|must|"
-    r"has|have|had)"
-)
+# never "when is", "when am").
 _CONDITION_OPENS = re.compile(
-    rf"^(?:if|when|whenever|once|after|before)\s+(?!{_AUXILIARIES}\b)", re.I
+    rf"^(?:if|when|whenever|once|after|before)\s+(?!(?:am|{_AUXILIARIES})\b)", re.I
 )
 # A condition after what is asked ("... if we stay late for a deadline?"). Not "after"
 # or "before": "how long after buying something" asks how long from it.
