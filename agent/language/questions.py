@@ -280,6 +280,9 @@ class QuestionAnalysis:
     # here?"), the thing's stems: names, which a page must say itself; no page of the kind
     # stands in for them (agent/reasoners/evidence.py `_bridged`).
     subject: frozenset[str] = frozenset()
+    # A term's verb and the particle the question puts after it ("pay", "out" of "paid
+    # out"): a phrasal verb means more than its verb ("paid out" is not "pay period").
+    particles: frozenset[tuple[str, str]] = frozenset()
 
     @property
     def key_terms(self) -> frozenset[str]:
@@ -342,7 +345,15 @@ class QuestionAnalyzer:
         content = _WAIT_POINT.sub(r"\1", _HOW_IT_WORKS.sub(r"\1\2", text))
         content = _HOW_LONG_LAST.sub(r"\1", content)
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
-        content = PHRASAL_PARTICLES.sub(r"\1", _LIGHT_VERB_PARTICLE.sub(r"\1", content))
+        content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
+        # Of the part that asks only: "woke up with a fever, can i text my om?" asks of texting.
+        particles = frozenset(
+            (stem, m.group(2).casefold())
+            for sentence in asking_sentences(content)
+            for m in PHRASAL_PARTICLES.finditer(ask_core(sentence))
+            for stem in self.stems(m.group(1))
+        )
+        content = PHRASAL_PARTICLES.sub(r"\1", content)
         words = [w for w in self.stems(content) if w not in ASKING_WORDS]
         terms = list(dict.fromkeys(words))
         how_put = ASKING_WORDS | self._light_verbs  # a verb names no kind of thing
@@ -403,6 +414,7 @@ class QuestionAnalyzer:
             bounding=frozenset(self.stems(" ".join(bounding_words(quantities, text)))),
             circumstance=frozenset(circumstance),
             money_nouns=self._money_nouns & set(terms),
+            particles=frozenset((t, p) for t, p in particles if t in terms),
         )
 
     def _name_stems(self, text: str) -> list[str]:

@@ -585,10 +585,11 @@ LIGHT_VERB_PARTICLES = frozenset("out up off back over down away through".split(
 # "build up", "lose out", "paid back"): part of the verb, never the topic, which pages
 # put with another verb ("are announced", "collect", "prescribe", "accrue"). "back"
 # after a determiner is the body part ("my back"); "off", "over" and "down" name things
-# too ("time off", "carry over", "the system is down").
+# too ("time off", "carry over", "the system is down"). Group 1 is the verb, group 2 the
+# particle: a yes or a no is said of the whole phrasal verb ("paid out", not "pay period").
 PHRASAL_PARTICLES = re.compile(
     r"\b(?!(?:my|your|his|her|our|their|the|a|an|lower|upper|bad)\b)([A-Za-z]+)\s+"
-    r"(?:up|out|away|back)\b",
+    r"(up|out|away|back)\b",
     re.I,
 )
 

@@ -715,8 +715,16 @@ class EvidenceScorer:
         stated = stated_quantities(terms, frozenset(question.names))
         terms -= stated - self.stems(" ".join(bounded(question.quantities, where))) - context
         covered = terms & context - unheld
+        # "will sick leave be paid out?" is not said by "per pay period": a yes or a no is
+        # said of the phrasal verb asked, with its particle, as of a name asked.
+        unsaid = (
+            self._unsaid_verbs(question.particles, f"{unit.text}\n{section}")
+            if question.answer_type == "yes_no"
+            else frozenset()
+        )
         # A workplace word the unit puts another way ("roll over" for "carry over").
         covered |= self.read_in(terms - covered, context)
+        covered -= unsaid
         names = set(question.names) & terms
         missing = terms - context
         # A unit opening with the opposite of what the question asks ("Cancel a request"
@@ -777,7 +785,12 @@ class EvidenceScorer:
             else ""
         )
         span = span or find_span(unit.text, question.answer_type, question.text)
-        if not span and question.answer_type == "yes_no" and self._states_all(terms, own):
+        if (
+            not span
+            and question.answer_type == "yes_no"
+            and self._states_all(terms, own)
+            and not unsaid
+        ):
             # "do new grads get any extra cpd days?" "New graduates get an extra 2 paid
             # CPD days in their first year.": a sentence that says, in its own words,
             # every key term of a yes/no question states the yes (or, negated, the no).
@@ -836,7 +849,7 @@ class EvidenceScorer:
             blocked=contradicted or off_topic or negation,
             typed=typed,
             bridged=bool(bridged),
-            complete=not unnamed,
+            complete=not unnamed and not unsaid,
             anchored=bool(names & own),
             span=span if typed else "",
             reach=reach,
@@ -870,6 +883,21 @@ class EvidenceScorer:
         """Whether a unit's `own` words hold every one of two or more key `terms` (an
         equivalent a page uses standing for its word)."""
         return len(terms) >= 2 and terms <= own | self.read_in(terms - own, own)
+
+    def _unsaid_verbs(self, particles: frozenset[tuple[str, str]], text: str) -> frozenset[str]:
+        """The verb stems of `particles` ((verb stem, particle) pairs) that `text` does
+        not say with their particle, next to it or a word after it: "paid out", "paid it
+        out" and "payout" say ("pay", "out"); "per pay period" does not."""
+        words = [w.casefold() for w in WORD.findall(text)]
+        return frozenset(
+            stem
+            for stem, particle in particles
+            if not any(
+                (self.stems(w) == {stem} and particle in words[i + 1 : i + 3])
+                or (w.endswith(particle) and self.stems(w[: -len(particle)]) == {stem})
+                for i, w in enumerate(words)
+            )
+        )
 
     def _held(self, question: QuestionAnalysis, text: str) -> frozenset[str]:
         """Stems of the question's quantities that a range or bound in `text` holds."""

@@ -290,6 +290,10 @@ class ExtractiveReasoner:
             # them ("sabatical", "roll over"): the quotes' words stand for them here too.
             covered |= self._scorer.read_in(terms - covered, covered)
             names = set(analysis.names) & terms
+            if analysis.answer_type == "yes_no":
+                # The phrasal verb a yes or a no is said of, as a name: "per pay period"
+                # says nothing of whether sick leave is "paid out".
+                names |= {verb for verb, _particle in analysis.particles} & terms
             # Weighted as the scorer weighs a unit's coverage: a rare term counts more.
             weights = self._scorer.weights(terms, analysis)
             share = self._scorer.share(terms, covered, (), weights)

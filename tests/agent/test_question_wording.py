@@ -15,6 +15,7 @@ from agent.reasoners.evidence import EvidenceScorer
 from agent.sentence_vectors import SentenceVectors
 from agent.sentences import SentenceSplitter
 from store.embedding import SentenceTransformerEmbedder
+from tests.agent.conftest import KnownWords, judged_answered, partial_quote
 from tests.agent.test_hops import MemoryVectors, passage
 
 
@@ -166,3 +167,32 @@ async def test_how_do_i_reach_a_team_asks_where_to_write_and_a_channel_carries_i
     assert [(s.unit.text, s.coverage, s.span) for s in scored] == [(answer, 1.0, "#sec-incidents")]
     # Asking for steps is still a procedure.
     assert analyzer.analyse("How do I reset my password?").answer_type == "procedure"
+
+
+async def test_a_yes_or_no_is_said_of_the_phrasal_verb_asked(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    asked = analyzer.analyse("will my sick leave be paid out when i leave?")
+    assert asked.particles == {("pay", "out")}
+    # Only the part that asks: waking up is the asker's case, not what is asked.
+    assert not analyzer.analyse("woke up with a fever, can i just text my manager?").particles
+    period = "You earn 4 sick leave hours per pay period."
+    paid_out = "Your sick leave will not be paid out when you leave."
+    passages = [passage(1, "Sick leave", period), passage(2, "Offboarding", paid_out)]
+    scored = {s.unit.text: s for s in await scorer.score(asked, passages)}
+    # "pay period" says every word asked, but not the "paid out" a yes or a no is of.
+    assert "pay" not in scored[period].covered
+    assert scored[period].support != "strong"
+    assert scored[paid_out].support == "strong"
+    # Asked how much, "pay" is read as before: the particle is how the verb is put.
+    how_much = analyzer.analyse("how much sick leave is paid out?")
+    scored = {s.unit.text: s for s in await scorer.score(how_much, passages)}
+    assert "pay" in scored[period].covered
+
+
+async def test_quotes_answer_a_yes_or_no_together_only_saying_its_phrasal_verb() -> None:
+    words = KnownWords({"sick", "leav", "pay", "hour"})
+    period = partial_quote("You earn 4 sick leave hours per pay period.", {"sick", "leav"})
+    assert not await judged_answered("will my sick leave be paid out?", [period], words)
+    paid_out = partial_quote("Sick leave is paid out at half rate.", {"sick", "leav", "pay"})
+    assert await judged_answered("will my sick leave be paid out?", [paid_out], words)
