@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 import time
 from collections.abc import Callable, Sequence
 
@@ -17,12 +18,16 @@ from agent.claim_grounding import Grounded, ground_claims, ground_each, merged
 from agent.conflicts import find_conflicts
 from agent.grounding import GroundingVerifier
 from agent.language.questions import answer_type
+from agent.language.rules import PARTICLES
 from agent.language.spans import gap_sentence
 from agent.reasoners.base import DraftClaim, Route
 from agent.retrieval.reading import Passage
 from agent.run_recorder import RunRecorder
 from agent.state import AgentState, Evidence, GapState
 from store.text_forms import WORD
+
+# A particle after a verb (agent/language/rules.py PARTICLES).
+_PARTICLE = re.compile(rf"\s+(?:{PARTICLES})\b", re.I)
 
 log = logging.getLogger(__name__)
 
@@ -196,11 +201,13 @@ class AnswerBuilder:
         return gaps
 
     def _surface(self, question: str, terms: Sequence[str]) -> str:
-        """The question's own word for the first of `terms` (stems), "" if none."""
+        """The question's own word for the first of `terms` (stems), "" if none; a verb
+        with the particle the question puts after it ("paid out", not "paid")."""
         for term in terms:
-            for word in WORD.findall(question):
-                if term in self._stems(word):
-                    return word
+            for word in WORD.finditer(question):
+                if term in self._stems(word.group()):
+                    particle = _PARTICLE.match(question, word.end())
+                    return word.group() + (particle.group() if particle else "")
         return ""
 
     def _conflicts(self, claims: list[Claim], citations: list[Citation]) -> list[Conflict]:

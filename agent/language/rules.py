@@ -587,9 +587,10 @@ LIGHT_VERB_PARTICLES = frozenset("out up off back over down away through".split(
 # after a determiner is the body part ("my back"); "off", "over" and "down" name things
 # too ("time off", "carry over", "the system is down"). Group 1 is the verb, group 2 the
 # particle: a yes or a no is said of the whole phrasal verb ("paid out", not "pay period").
+PARTICLES = "up|out|away|back"
 PHRASAL_PARTICLES = re.compile(
     r"\b(?!(?:my|your|his|her|our|their|the|a|an|lower|upper|bad)\b)([A-Za-z]+)\s+"
-    r"(up|out|away|back)\b",
+    rf"({PARTICLES})\b",
     re.I,
 )
 

@@ -222,3 +222,15 @@ async def test_of_quotes_as_strong_the_one_holding_the_answer_leads(pages: Built
     answer = await pages.loop().answer("how often do i need to renew my forklift licence")
     assert not answer.escalate, answer.gaps
     assert answer.claims[0].span == "every 5 years", [c.quote for c in answer.claims]
+
+
+async def test_a_yes_or_no_of_a_phrasal_verb_the_page_never_says_is_a_gap_naming_it(
+    pages: Built,
+) -> None:
+    # "into the next pay period" says "credit hours" and "pay", but nothing of whether
+    # they are paid out.
+    answer = await pages.loop().answer("will my credit hours be paid out?")
+    assert answer.escalate
+    assert [g.detail for g in answer.gaps] == [
+        "“Overtime and credit hours” mentions credit hours but not paid out."
+    ]
