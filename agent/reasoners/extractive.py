@@ -303,9 +303,15 @@ class ExtractiveReasoner:
             # sick pay and on-call pay) is what none of them answers.
             spread = len({e.document_id for e in found}) > 1
             unheard = spread and bool(self._scorer.unheard(terms - covered))
+            # Pages answer together through a hop that carries part of the question;
+            # pages each saying one word of it are a collage ("Refer to OPM's Overtime
+            # Fact Sheet" and a page on contractors' laptops for "who approves overtime
+            # for contractors?").
+            collage = spread and max(len(e.covered & terms) for e in found) <= 1
             if (
                 found
                 and typed
+                and not collage
                 and names <= covered
                 and share >= self._options.joint_coverage
                 and not unheard

@@ -180,3 +180,16 @@ def test_a_sentence_pointing_back_is_quoted_with_the_one_before() -> None:
     )
     units = quotable_units(SentenceSplitter(), text)
     assert units[-1].text == text
+
+
+async def test_pages_each_saying_one_word_of_the_question_do_not_answer_it_together() -> None:
+    words = KnownWords({"approv", "overtim", "contractor"})
+    contractors = partial_quote(
+        "Contractors can be given the same equipment as staff.", {"contractor"}, document=2
+    )
+    fact_sheet = partial_quote("Refer to OPM's Overtime Fact Sheet.", {"overtim"})
+    asked = "who approves overtime for contractors?"
+    assert not await judged_answered(asked, [fact_sheet, contractors], words)
+    # a hop carrying more of the question, then the page of the rest, still answers
+    approved = partial_quote("Overtime is approved by your supervisor.", {"overtim", "approv"})
+    assert await judged_answered(asked, [approved, contractors], words)
