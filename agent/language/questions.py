@@ -413,7 +413,15 @@ class QuestionAnalyzer:
             quantities=quantities,
             bounding=frozenset(self.stems(" ".join(bounding_words(quantities, text)))),
             circumstance=frozenset(circumstance),
-            money_nouns=self._money_nouns & set(terms),
+            # "allowed" is permission, no allowance, though both stem to "allow".
+            money_nouns=frozenset(
+                stem
+                for word in WORD.findall(text)
+                if not _PERMITTED.fullmatch(word)
+                for stem in self.stems(word)
+            )
+            & self._money_nouns
+            & set(terms),
             particles=frozenset((t, p) for t, p in particles if t in terms),
         )
 
@@ -451,6 +459,9 @@ _COPULAR_SUBJECT = re.compile(
     r"(?P<subject>[a-z][\w'-]*(?:\s+[a-z][\w'-]*){0,2}?)\s+(?:an?|one\s+of)\s+\w",
     re.I,
 )
+
+
+_PERMITTED = re.compile(r"allow(?:s|ed|ing)?", re.I)
 
 
 def asking_sentences(text: str) -> list[str]:

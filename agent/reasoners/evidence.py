@@ -826,6 +826,9 @@ class EvidenceScorer:
             # an amount of what the question names, every other word of it said ("$195
             # per person" for recruiting is no "training budget per person").
             covered |= money
+        # "do we get a gym membership stipend?" is not answered by "You do not need a gym
+        # membership": a yes or a no of a payment is said of the payment or its sum.
+        unpaid = question.answer_type == "yes_no" and bool(money - covered)
         kind = question.kind_nouns
         if typed and carries_kind(
             kind, terms, frozenset(covered), names_an_answer(unit.text, question.text)
@@ -849,7 +852,7 @@ class EvidenceScorer:
             blocked=contradicted or off_topic or negation,
             typed=typed,
             bridged=bool(bridged),
-            complete=not unnamed and not unsaid,
+            complete=not unnamed and not unsaid and not unpaid,
             anchored=bool(names & own),
             span=span if typed else "",
             reach=reach,

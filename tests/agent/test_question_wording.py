@@ -196,3 +196,21 @@ async def test_quotes_answer_a_yes_or_no_together_only_saying_its_phrasal_verb()
     assert not await judged_answered("will my sick leave be paid out?", [period], words)
     paid_out = partial_quote("Sick leave is paid out at half rate.", {"sick", "leav", "pay"})
     assert await judged_answered("will my sick leave be paid out?", [paid_out], words)
+
+
+async def test_a_yes_or_no_of_a_payment_is_said_of_the_payment_or_its_sum(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    # "allowed" is permission, not the allowance it shares a stem with
+    assert not analyzer.analyse("quick q - are managers allowed in the tip pool?").money_nouns
+    assert analyzer.analyse("do lab techs get field allowance?").money_nouns == {"allow"}
+    asked = analyzer.analyse("do we get a gym membership stipend?")
+    no_need = "You do not need a gym membership to use the basement gym."
+    stipend = "Staff get a gym membership stipend of $40 a month."
+    passages = [passage(1, "The office", no_need), passage(2, "Benefits", stipend)]
+    scored = {s.unit.text: s for s in await scorer.score(asked, passages)}
+    assert scored[no_need].support != "strong"
+    assert scored[stipend].support == "strong"
+    words = KnownWords({"gym", "membership", "stipend", "need"})
+    quote = partial_quote(no_need, {"gym", "membership"})
+    assert not await judged_answered("do we get a gym membership stipend?", [quote], words)
