@@ -288,6 +288,15 @@ class QuestionAnalysis:
     def key_terms(self) -> frozenset[str]:
         return frozenset(self.terms) - self.context - self.qualifiers
 
+    @property
+    def said_as_names(self) -> frozenset[str]:
+        """Terms a yes or a no must say as it must a name: its phrasal verb ("paid out"
+        is not "pay period") and the payment it asks of ("a gym membership stipend" is
+        not "a gym membership")."""
+        if self.answer_type != "yes_no":
+            return frozenset()
+        return frozenset(verb for verb, _particle in self.particles) | self.money_nouns
+
 
 class QuestionAnalyzer:
     """Analyses questions with the same stemming as the keyword index."""

@@ -891,6 +891,8 @@ class EvidenceScorer:
         """The verb stems of `particles` ((verb stem, particle) pairs) that `text` does
         not say with their particle, next to it or a word after it: "paid out", "paid it
         out" and "payout" say ("pay", "out"); "per pay period" does not."""
+        if not particles:
+            return frozenset()
         words = [w.casefold() for w in WORD.findall(text)]
         return frozenset(
             stem

@@ -289,13 +289,8 @@ class ExtractiveReasoner:
             # The scorer read the question's typos and equivalents as the pages write
             # them ("sabatical", "roll over"): the quotes' words stand for them here too.
             covered |= self._scorer.read_in(terms - covered, covered)
-            names = set(analysis.names) & terms
-            if analysis.answer_type == "yes_no":
-                # The phrasal verb or the payment a yes or a no is said of, as a name:
-                # "per pay period" says nothing of whether sick leave is "paid out", nor
-                # "you do not need a gym membership" of a gym membership stipend.
-                names |= {verb for verb, _particle in analysis.particles} & terms
-                names |= analysis.money_nouns & terms
+            # The phrasal verb or the payment a yes or a no is said of counts as a name.
+            names = set(analysis.names) & terms | analysis.said_as_names & terms
             # Weighted as the scorer weighs a unit's coverage: a rare term counts more.
             weights = self._scorer.weights(terms, analysis)
             share = self._scorer.share(terms, covered, (), weights)
