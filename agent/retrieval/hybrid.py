@@ -172,8 +172,11 @@ class HybridRetriever:
         the keyword stage run beside what `HybridOptions.overlap` says."""
         analysed = self._keyword.analyzer.analyse(query)
 
-        def keyword() -> Awaitable[tuple[KeywordHits, list[tuple[int, float]]]]:
-            return _timed(timings, "keyword", self._keyword_candidates(analysed, where))
+        async def keyword() -> tuple[KeywordHits, list[tuple[int, float]]]:
+            # A coroutine function, not one returning `_timed(...)`: that built the search's
+            # coroutine at once, and a gather cancelled before `_timed` started (a question
+            # timed out) left it never awaited, a RuntimeWarning at its collection.
+            return await _timed(timings, "keyword", self._keyword_candidates(analysed, where))
 
         if self._options.overlap == "all":
             found, (vector, hits) = await asyncio.gather(

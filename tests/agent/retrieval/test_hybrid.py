@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import gc
+import inspect
+import warnings
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime
 
@@ -82,7 +86,7 @@ def retriever(
         vector_search=VectorSearch(pool),
         keyword_search=keyword,
         corpus=corpus,
-        **kwargs,  # type: ignore[arg-type]
+        **kwargs,
     )
 
 
@@ -274,6 +278,40 @@ async def test_the_keyword_stage_finds_the_same_beside_the_vector_stage_or_befor
             ids = [[c for c, _ in stage] for stage in (result.vector, result.fused)]
             results.setdefault(overlap, []).append((result.keyword, result.pairs, ids))
     assert results["off"] == results["vector"] == results["all"]
+
+
+async def test_a_search_cancelled_as_its_stages_start_leaves_no_coroutine_unawaited(
+    pool: asyncpg.Pool, embedder: SentenceTransformerEmbedder, parts: tuple
+) -> None:
+    """The agent cancels an early search no step took (`SearchDriver.drop_early`). Cancelled
+    just after the keyword and vector stages were gathered, before either ran, the search
+    must not leave a coroutine it built never awaited (a RuntimeWarning at collection)."""
+    hybrid = retriever(pool, embedder, parts, options=HybridOptions(overlap="all"))
+    await hybrid.search("warm up")  # the keyword index and the speller read once
+
+    def gathered_unstarted() -> bool:
+        return any(
+            inspect.getcoroutinestate(t.get_coro()) == inspect.CORO_CREATED
+            and t.get_coro().__qualname__ == "HybridRetriever._vector_candidates"
+            for t in asyncio.all_tasks()
+        )
+
+    caught = 0
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        for _ in range(20):
+            search = asyncio.create_task(hybrid.search("How do I take days off work?"))
+            for _ in range(1000):
+                await asyncio.sleep(0)
+                if search.done() or gathered_unstarted():
+                    break
+            if gathered_unstarted():
+                caught += 1
+                search.cancel()
+            await asyncio.wait([search])
+        gc.collect()
+    assert caught > 0  # the cancel did land between the gather and its stages' start
+    assert [str(w.message) for w in seen if w.category is RuntimeWarning] == []
 
 
 async def test_a_typo_is_searched_as_the_pages_spell_it(
