@@ -450,6 +450,10 @@ REPEAT_VERBS = frozenset(
 # asked of a sum ("what percentage is the service charge?") is the percentage alone.
 PERCENT_WRITTEN = _re(r"%|\bpercent")
 MONEY_WRITTEN = _re(r"[$€£]|\bdollars?\b|\bUSD\b|\bEUR\b|\bGBP\b|\bfree\b|\bno cost\b")
+# "how much of the service charge goes to staff?", "how much of my salary goes into the
+# pension?" ask a share of a sum: a percentage of it answers as a sum does.
+SHARE_ASKED = _re(r"\bhow much of\b")
+SHARE_WRITTEN = _re(f"{MONEY_WRITTEN.pattern}|{PERCENT_WRITTEN.pattern}")
 REFINEMENTS: tuple[tuple[re.Pattern[str], re.Pattern[str], str], ...] = (
     (
         _re(r"\b(?:percent|percentage)|%"),

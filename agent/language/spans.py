@@ -46,6 +46,8 @@ from agent.language.rules import (
     REFINEMENTS,
     ROLE_MODIFIERS,
     ROLE_NOUNS,
+    SHARE_ASKED,
+    SHARE_WRITTEN,
     STARTS,
     SUBJECT_OPENERS,
     THING_NOUNS,
@@ -232,6 +234,8 @@ def _first_span(
         # "what percentage is the service charge?": "22% of the food and beverage total",
         # a share of the sum, with no currency of its own.
         wanted = [w for w in wanted if w is not MONEY_WRITTEN]
+    elif SHARE_ASKED.search(question):
+        wanted = [SHARE_WRITTEN if w is MONEY_WRITTEN else w for w in wanted]
     if FREQUENCY_ASKED.search(question):
         wanted.append(FREQUENCY)
     # A yes/no question's own words with a "not" it lacks are its answer ("Your Sick

@@ -120,6 +120,19 @@ def test_an_address_holds_no_span(question: str, quote: str, kind: AnswerType) -
             "22% of the food",
         ),
         (
+            # "how much of" a sum asks a share of it: a percentage answers as a sum does
+            "how much of the service charge goes to the servers who worked the event?",
+            "Of the charge, 15 percentage points are paid to the servers who worked it.",
+            "number",
+            "15 percentage points",
+        ),
+        (
+            "how much of the parking fee does the firm cover?",
+            "The firm covers 50% of your monthly parking permit, or $60 at most.",
+            "number",
+            "50% of your monthly parking",
+        ),
+        (
             "Can I telework without approval?",
             "Telework requires supervisor approval.",
             "yes_no",
