@@ -833,7 +833,7 @@ TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
         "contact": frozenset(
             "email emails e-mail address phone link url website channel contact reach".split()
         ),
-        "number": frozenset("length size count total duration figure".split()),
+        "number": frozenset("length size count total duration figure score".split()),
         # "when does the leave year start?" asks for the date it starts, which a page
         # gives as "runs from 1 April": a date span carries "start", as "timing"; "the
         # latest time to call in sick" asks for the bound a page gives as "no later than

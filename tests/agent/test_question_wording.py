@@ -65,6 +65,21 @@ async def test_an_email_address_carries_the_email_a_question_asks_for(
     assert "email" in steps.key_terms and not steps.type_nouns
 
 
+async def test_a_figure_carries_the_score_a_question_asks_for(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    """ "what score do you need to pass?" is answered by "The pass mark is 80%.", which no
+    page need write with "score": a number answers it in any knowledge base."""
+    answer = "The pass mark for the induction quiz is 80%."
+    no_figure = "If you do not pass the induction quiz, the trainer goes through it with you."
+    passages = [passage(1, "Safety induction", answer), passage(2, "Retakes", no_figure)]
+    asked = analyzer.analyse("what score do u need to pass the induction quiz")
+    assert asked.type_nouns == {"score"}
+    coverage = {s.unit.text: s.coverage for s in await scorer.score(asked, passages)}
+    assert coverage[answer] == 1.0
+    assert coverage[no_figure] < 1.0  # no figure: "score" is still unanswered
+
+
 async def test_a_contact_in_another_medium_does_not_carry_the_medium_asked(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
