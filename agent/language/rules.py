@@ -873,6 +873,16 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("extra", "additional"), "'extra days' are 'additional days'"),
 )
 
+# --- Days named by their kind: a page's rule for "weekends" is its rule for the Saturday
+# a question asks about, as "weekdays" is for a Monday. One way only: a page's rule for
+# Saturdays says nothing of Sundays, so it answers no question about weekends.
+DAY_KINDS: MappingProxyType[str, str] = MappingProxyType(
+    {
+        **dict.fromkeys("monday tuesday wednesday thursday friday".split(), "weekday"),
+        **dict.fromkeys("saturday sunday".split(), "weekend"),
+    }
+)
+
 # --- Nouns that name a sum of money paid to staff: a unit stating an amount with its
 # currency ("a wellness stipend of $60 per month, for a gym") carries any of them, as
 # pages name the same payment by any ("is there a gym reimbursement?"). A "budget" is

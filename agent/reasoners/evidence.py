@@ -41,6 +41,7 @@ from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnaly
 from agent.language.ranges import AskedQuantity, bounded, held, tightest
 from agent.language.rules import (
     COUNT_STEM,
+    DAY_KINDS,
     EQUIVALENT_WORDS,
     EXTENT_WORDS,
     FREQUENCY,
@@ -178,6 +179,13 @@ class EvidenceScorer:
             (words, tuple(next(iter(self.stems(w)), "") for w in words))
             for words, _why in EQUIVALENT_WORDS
         )
+        # DAY_KINDS stemmed: the stem of a day, the stem of the kind of day it is.
+        self._day_kinds = {
+            day: kind
+            for name, kind_name in DAY_KINDS.items()
+            for day in self.stems(name)
+            for kind in self.stems(kind_name)
+        }
 
     async def score(
         self,
@@ -471,10 +479,15 @@ class EvidenceScorer:
                 fixes[term] = next(iter(stems))
         # A word no page has stands for the word of the pages it embeds closest to, when
         # that is the same thing said otherwise ("bike" for the pages' "bicycles").
+        # Never a day or a kind of day, either way: "saturday" embeds close to "weekday"
+        # and "tuesday" to "monday", siblings a page tells apart (DAY_KINDS reads them).
+        days = self._day_kinds.keys() | self._day_kinds.values()
         for term in unknown:
-            synonym = None if term in fixes else self._said_as.get(written.get(term, ""))
+            synonym = (
+                None if term in fixes or term in days else self._said_as.get(written.get(term, ""))
+            )
             stems = self.stems(synonym) if synonym else frozenset()
-            if stems and stems <= vocabulary:
+            if stems and stems <= vocabulary and not stems & days:
                 fixes[term] = next(iter(stems))
         # A letters-and-digits word ("bsl2", "401k") stands for the part the pages write
         # apart from the other ("BSL-2", "401(k)"): a name too, written as meant but run
@@ -533,6 +546,11 @@ class EvidenceScorer:
             if found.intersection(stems):
                 found.update(stems)
         return frozenset(found)
+
+    def days_said_by_kind(self, terms: Iterable[str], words: frozenset[str]) -> frozenset[str]:
+        """Those of `terms` that are days `words` speak of by their kind ("saturday" by
+        "weekend": agent/language/rules.py DAY_KINDS)."""
+        return frozenset(t for t in terms if self._day_kinds.get(t) in words)
 
     def _equivalent(self, term: str, vocabulary: frozenset[str]) -> str | None:
         """The first stem of `vocabulary` that is an equivalent of `term`
@@ -724,6 +742,10 @@ class EvidenceScorer:
         )
         # A workplace word the unit puts another way ("roll over" for "carry over").
         covered |= self.read_in(terms - covered, context)
+        # A rule the unit states for weekends is its rule for the Saturday asked about; in
+        # its own words, not under a heading ("## Weekend and evening rotation" over "work
+        # every third Saturday" says nothing of Sundays).
+        covered |= self.days_said_by_kind(terms - covered, own)
         covered -= unsaid
         names = set(question.names) & terms
         missing = terms - context
@@ -884,8 +906,9 @@ class EvidenceScorer:
 
     def _states_all(self, terms: frozenset[str], own: frozenset[str]) -> bool:
         """Whether a unit's `own` words hold every one of two or more key `terms` (an
-        equivalent a page uses standing for its word)."""
-        return len(terms) >= 2 and terms <= own | self.read_in(terms - own, own)
+        equivalent a page uses standing for its word, a kind of day for a day)."""
+        said = own | self.read_in(terms - own, own) | self.days_said_by_kind(terms - own, own)
+        return len(terms) >= 2 and terms <= said
 
     def _unsaid_verbs(self, particles: frozenset[tuple[str, str]], text: str) -> frozenset[str]:
         """The verb stems of `particles` ((verb stem, particle) pairs) that `text` does

@@ -80,6 +80,28 @@ async def test_a_figure_carries_the_score_a_question_asks_for(
     assert coverage[no_figure] < 1.0  # no figure: "score" is still unanswered
 
 
+async def test_a_pages_rule_for_weekends_is_its_rule_for_a_saturday(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    weekend = "First aid courses held on a weekend are paid at the regular rate, not overtime."
+    weekday = "First aid courses held on a weekday are paid at the regular rate, not overtime."
+    asked = analyzer.analyse("first aid course is on a saturday - is that paid at overtime?")
+    passages = [passage(1, "Training", weekend), passage(2, "Courses", weekday)]
+    coverage = {s.unit.text: s.coverage for s in await scorer.score(asked, passages)}
+    assert coverage[weekend] == 1.0
+    assert coverage[weekday] < 1.0  # a Saturday is no weekday
+    # One way only: a rule for Saturdays says nothing of Sundays, so not of weekends.
+    saturday = "First aid courses held on a Saturday are paid at the regular rate."
+    weekends = analyzer.analyse("are first aid courses on weekends paid at the regular rate?")
+    scored = await scorer.score(weekends, [passage(1, "Training", saturday)])
+    assert all(s.coverage < 1.0 for s in scored)
+    # In the unit's own words: a title or heading of weekends over a rule for Saturdays
+    # says nothing of Sundays.
+    rotation = passage(1, "Weekend rotation", "Staff at all branches work every third Saturday.")
+    sundays = analyzer.analyse("which branches are open on sundays?")
+    assert all("sunday" not in s.covered for s in await scorer.score(sundays, [rotation]))
+
+
 async def test_a_contact_in_another_medium_does_not_carry_the_medium_asked(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
