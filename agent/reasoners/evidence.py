@@ -186,6 +186,7 @@ class EvidenceScorer:
             for day in self.stems(name)
             for kind in self.stems(kind_name)
         }
+        self._days = frozenset(self._day_kinds) | frozenset(self._day_kinds.values())
 
     async def score(
         self,
@@ -481,13 +482,14 @@ class EvidenceScorer:
         # that is the same thing said otherwise ("bike" for the pages' "bicycles").
         # Never a day or a kind of day, either way: "saturday" embeds close to "weekday"
         # and "tuesday" to "monday", siblings a page tells apart (DAY_KINDS reads them).
-        days = self._day_kinds.keys() | self._day_kinds.values()
         for term in unknown:
             synonym = (
-                None if term in fixes or term in days else self._said_as.get(written.get(term, ""))
+                None
+                if term in fixes or term in self._days
+                else self._said_as.get(written.get(term, ""))
             )
             stems = self.stems(synonym) if synonym else frozenset()
-            if stems and stems <= vocabulary and not stems & days:
+            if stems and stems <= vocabulary and not stems & self._days:
                 fixes[term] = next(iter(stems))
         # A letters-and-digits word ("bsl2", "401k") stands for the part the pages write
         # apart from the other ("BSL-2", "401(k)"): a name too, written as meant but run
@@ -547,7 +549,7 @@ class EvidenceScorer:
                 found.update(stems)
         return frozenset(found)
 
-    def days_said_by_kind(self, terms: Iterable[str], words: frozenset[str]) -> frozenset[str]:
+    def _days_said_by_kind(self, terms: Iterable[str], words: frozenset[str]) -> frozenset[str]:
         """Those of `terms` that are days `words` speak of by their kind ("saturday" by
         "weekend": agent/language/rules.py DAY_KINDS)."""
         return frozenset(t for t in terms if self._day_kinds.get(t) in words)
@@ -745,7 +747,7 @@ class EvidenceScorer:
         # A rule the unit states for weekends is its rule for the Saturday asked about; in
         # its own words, not under a heading ("## Weekend and evening rotation" over "work
         # every third Saturday" says nothing of Sundays).
-        covered |= self.days_said_by_kind(terms - covered, own)
+        covered |= self._days_said_by_kind(terms - covered, own)
         covered -= unsaid
         names = set(question.names) & terms
         missing = terms - context
@@ -907,7 +909,7 @@ class EvidenceScorer:
     def _states_all(self, terms: frozenset[str], own: frozenset[str]) -> bool:
         """Whether a unit's `own` words hold every one of two or more key `terms` (an
         equivalent a page uses standing for its word, a kind of day for a day)."""
-        said = own | self.read_in(terms - own, own) | self.days_said_by_kind(terms - own, own)
+        said = own | self.read_in(terms - own, own) | self._days_said_by_kind(terms - own, own)
         return len(terms) >= 2 and terms <= said
 
     def _unsaid_verbs(self, particles: frozenset[tuple[str, str]], text: str) -> frozenset[str]:

@@ -174,8 +174,9 @@ class HybridRetriever:
 
         async def keyword() -> tuple[KeywordHits, list[tuple[int, float]]]:
             # A coroutine function, not one returning `_timed(...)`: that built the search's
-            # coroutine at once, and a gather cancelled before `_timed` started (a question
-            # timed out) left it never awaited, a RuntimeWarning at its collection.
+            # coroutine at once, and a gather cancelled before `_timed` started (the agent's
+            # `drop_early` cancelling a search no step took) left it never awaited, a
+            # RuntimeWarning at its collection.
             return await _timed(timings, "keyword", self._keyword_candidates(analysed, where))
 
         if self._options.overlap == "all":
