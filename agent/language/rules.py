@@ -878,8 +878,8 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
 # Saturdays says nothing of Sundays, so it answers no question about weekends.
 DAY_KINDS: MappingProxyType[str, str] = MappingProxyType(
     {
-        **dict.fromkeys("monday tuesday wednesday thursday friday".split(), "weekday"),
-        **dict.fromkeys("saturday sunday".split(), "weekend"),
+        **dict.fromkeys(_DAYS[:5], "weekday"),
+        **dict.fromkeys(_DAYS[5:], "weekend"),
     }
 )
 
