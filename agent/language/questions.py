@@ -25,9 +25,11 @@ from agent.language.rules import (
     IRREGULAR_FORMS,
     LIGHT_VERB_PARTICLES,
     LIGHT_VERBS,
+    MONEY_GOT_BACK,
     MONEY_NOUNS,
     PHRASAL_PARTICLES,
     QUALIFIERS,
+    RELATIVE_MOMENTS,
     TYPE_NOUNS,
 )
 from agent.language.scenes import points_back
@@ -355,6 +357,8 @@ class QuestionAnalyzer:
         content = _HOW_LONG_LAST.sub(r"\1", content)
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
+        content = RELATIVE_MOMENTS.sub(" ", content)  # when the asker's case happened
+        content = MONEY_GOT_BACK.sub(r"\1 reimbursed", content)
         # Of the part that asks only: "woke up with a fever, can i text my om?" asks of texting.
         particles = frozenset(
             (stem, m.group(2).casefold())

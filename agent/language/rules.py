@@ -102,6 +102,31 @@ NOT_PREFIXED = frozenset(
     }
 )
 
+# --- A time told relative to the moment the asker writes ("floated to 4 east last night",
+# "my ACLS expires next week", "working from Denver all next week"): when the asker's case
+# happened or will, which no page can say (pages say "the shift", "before it expires").
+# Read as ASKING_WORDS reads "tonight" and "yesterday": not a word a unit must repeat.
+# Not "this year" or "last year": a period a page can name ("2026 holidays", "the
+# previous calendar year") and a question's constraint.
+RELATIVE_MOMENTS = re.compile(
+    r"\b(?:last|this|next)\s+(?:night|week|weekend|morning|afternoon|evening)\b"
+    # where the phrase ends: not "this night shift", "next week's rota" (a noun it names)
+    r"(?=\s*(?:$|[,.;:!?)\-–—]|(?:from|to|and|or|but|so|i|i'm|im|we|my|at|in|on|for|when|"
+    r"after|before|while|because|bc|if|then|already|again|too|is|was|will|the|a|an|do|"
+    r"does|did|can|could|should|how|what|who|where|which)\b))",
+    re.I,
+)
+
+# --- Money the asker gets back for a purchase ("do we get any money back for work shoes?",
+# "where do I send the receipt to get paid back"): pages call it a reimbursement ("a shoe
+# reimbursement of up to $75"), read so. Only money got back: money owed or paid back
+# ("do I owe the money back?", "pay any of it back") is a repayment, the other way.
+MONEY_GOT_BACK = re.compile(
+    r"\b(get|gets|getting|got)\s+(?:(?:any|some|my|the|our|your)\s+)?"
+    r"(?:money|cash|\$\$|paid)\s+back\b",
+    re.I,
+)
+
 # --- Words that say what kind of answer is wanted, not what it is about (stems): a
 # unit need not repeat them to answer.
 ASKING_WORDS = frozenset(

@@ -113,9 +113,10 @@ def test_a_sentence_that_only_sets_the_scene_holds_no_key_terms(
     question = analyzer.analyse(
         "My dad passed away last week. How much of my sick leave can I use for bereavement?"
     )
-    assert {"dad", "week"} <= question.context
+    assert "dad" in question.context
     assert {"sick", "leav", "bereav"} <= question.key_terms
-    assert not {"dad", "week"} & question.key_terms
+    assert "dad" not in question.key_terms
+    assert "week" not in question.terms  # "last week": when, which no page says
     assert "dad" in question.terms  # still searched for
 
 

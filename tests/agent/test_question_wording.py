@@ -80,6 +80,39 @@ async def test_a_figure_carries_the_score_a_question_asks_for(
     assert coverage[no_figure] < 1.0  # no figure: "score" is still unanswered
 
 
+async def test_when_the_askers_case_happened_is_no_word_a_page_must_say(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    """ "floated off my home unit last night" tells when the asker's case happened; the
+    page's rule for being floated answers it without saying "last night"."""
+    rule = "Unit nurses who are floated off their home unit receive $2.00 per hour."
+    asked = analyzer.analyse("got floated off my home unit last night, how much do i get?")
+    assert not {"last", "night"} & set(asked.terms)
+    coverage = {
+        s.unit.text: s.coverage for s in await scorer.score(asked, [passage(1, "Float", rule)])
+    }
+    assert coverage[rule] == 1.0
+    # A period a page can name stays a constraint: the weekend, a night shift.
+    assert "weekend" in analyzer.analyse("is there a higher rate for the weekend?").terms
+    assert "night" in analyzer.analyse("what is the night shift differential?").terms
+    assert "night" in analyzer.analyse("do I get extra for working this night shift?").terms
+
+
+async def test_money_got_back_for_a_purchase_is_a_reimbursement(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    rule = "Staff may claim a reimbursement of up to $75 for work shoes every 12 months."
+    asked = analyzer.analyse("do we get any money back for work shoes? mine are falling apart")
+    coverage = {
+        s.unit.text: s.coverage for s in await scorer.score(asked, [passage(1, "Uniforms", rule)])
+    }
+    assert coverage[rule] == 1.0
+    assert "reimburs" in analyzer.analyse("where do i send my receipt to get paid back").terms
+    # Money owed back is a repayment, not a reimbursement.
+    for owed in ("if i resign after the course do i owe the money back", "do i pay it back"):
+        assert "reimburs" not in analyzer.analyse(owed).terms
+
+
 async def test_a_pages_rule_for_weekends_is_its_rule_for_a_saturday(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
