@@ -27,6 +27,7 @@ from agent.language.rules import (
     LIGHT_VERBS,
     MONEY_GOT_BACK,
     MONEY_NOUNS,
+    MONEY_OWED_BACK,
     PHRASAL_PARTICLES,
     QUALIFIERS,
     RELATIVE_MOMENTS,
@@ -359,6 +360,7 @@ class QuestionAnalyzer:
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         content = RELATIVE_MOMENTS.sub(" ", content)  # when the asker's case happened
         content = MONEY_GOT_BACK.sub(r"\1 reimbursed", content)
+        content = MONEY_OWED_BACK.sub(r"\1repay", content)
         # Of the part that asks only: "woke up with a fever, can i text my om?" asks of texting.
         particles = frozenset(
             (stem, m.group(2).casefold())

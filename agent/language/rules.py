@@ -127,6 +127,15 @@ MONEY_GOT_BACK = re.compile(
     re.I,
 )
 
+# Money the asker pays or owes back ("do I have to pay any of it back?", "how much do I owe
+# back?") is the repayment pages state ("you repay 50%"). The asker's own: "does Harborline
+# pay back safety boots?" is a reimbursement.
+MONEY_OWED_BACK = re.compile(
+    r"\b((?:i|we)\s+(?:\w+\s+){0,3}?)(?:pay|owe)\s+(?:(?:any|some|all|part|most)\s+of\s+)?"
+    r"(?:(?:it|them|that|this|the\s+money|the\s+cost|the\s+fees?)\s+)?back\b",
+    re.I,
+)
+
 # --- Words that say what kind of answer is wanted, not what it is about (stems): a
 # unit need not repeat them to answer.
 ASKING_WORDS = frozenset(
@@ -871,11 +880,12 @@ TYPE_NOUNS: MappingProxyType[str, frozenset[str]] = MappingProxyType(
 # --- Words that workplaces use for one another (surface words, stemmed where read): a
 # question's word that no page read has stands for the first of its equivalents that one
 # has. Each: (words, why). Only pairs that name the same thing in any workplace's pages,
-# not near relatives (a "bonus" is no "stipend"; "dental" is not "health").
+# not near relatives (a "bonus" is no "stipend"; "dental" is not "health"). An initialism is
+# written in capitals: a page spelling it out ("Paid time off") says it (abbreviations.py).
 EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("roll", "carry"), "unused days or budget 'roll over' or 'carry over' into the next year"),
     (("swap", "trade", "exchange"), "staff 'swap', 'trade' or 'exchange' a shift with a colleague"),
-    (("pto", "leave", "vacation", "holiday"), "PTO is paid time off: pages say annual leave"),
+    (("PTO", "leave", "vacation", "holiday"), "PTO is paid time off: pages say annual leave"),
     (
         ("tell", "told", "report", "notify", "inform"),
         "'who do I tell?' is whom to report it to; pages say 'report to', 'notify'",
@@ -896,6 +906,10 @@ EQUIVALENT_WORDS: tuple[tuple[tuple[str, ...], str], ...] = (
     (("raise", "increase"), "'a raise' is a salary 'increase'"),
     (("differential", "premium"), "extra pay for a shift is a 'differential' or 'premium'"),
     (("extra", "additional"), "'extra days' are 'additional days'"),
+    (
+        ("request", "ask"),
+        "'how far ahead do they need to ask?' is when to request: pages say 'request'",
+    ),
 )
 
 # --- Days named by their kind: a page's rule for "weekends" is its rule for the Saturday

@@ -541,6 +541,18 @@ class EvidenceScorer:
                     return " ".join(said)
         return ""
 
+    def _initialisms_for(self, terms: Iterable[str]) -> list[str]:
+        """The initialisms among the equivalents of `terms` ("PTO" for "vacation"), as
+        EQUIVALENT_WORDS writes them: in capitals."""
+        found = set(terms)
+        return [
+            word
+            for words, stems in self._equivalents
+            if found.intersection(stems)
+            for word in words
+            if word.isupper()
+        ]
+
     def _with_equivalents(self, terms: Iterable[str]) -> frozenset[str]:
         """`terms` with the stems of every equivalent of each."""
         found = set(terms)
@@ -666,10 +678,12 @@ class EvidenceScorer:
         # Keyed by what was read of the page, which varies question by question: a
         # small cache, so a long-running bot does not keep every combination's text.
         aliases = _remembered(self._aliases, page, self._aliases_of, limit=2_000)
-        # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py).
+        # "PTO" asked of a page that spells out "paid time off" (agent/language/abbreviations.py);
+        # asked as an equivalent too: "vacation days" of a page titled "Paid time off".
+        asked = " ".join([question.text, *self._initialisms_for(question.terms)])
         aliases += tuple(
             (self.stems(name), self.stems(short))
-            for short, name in implied_abbreviations(question.text, page, is_word=english).items()
+            for short, name in implied_abbreviations(asked, page, is_word=english).items()
         )
         found = []
         for unit in quotable_units(self._splitter, passage.text):

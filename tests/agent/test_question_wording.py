@@ -98,7 +98,7 @@ async def test_when_the_askers_case_happened_is_no_word_a_page_must_say(
     assert "night" in analyzer.analyse("do I get extra for working this night shift?").terms
 
 
-async def test_money_got_back_for_a_purchase_is_a_reimbursement(
+async def test_money_got_back_is_a_reimbursement_and_money_owed_back_a_repayment(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
     rule = "Staff may claim a reimbursement of up to $75 for work shoes every 12 months."
@@ -108,9 +108,54 @@ async def test_money_got_back_for_a_purchase_is_a_reimbursement(
     }
     assert coverage[rule] == 1.0
     assert "reimburs" in analyzer.analyse("where do i send my receipt to get paid back").terms
-    # Money owed back is a repayment, not a reimbursement.
-    for owed in ("if i resign after the course do i owe the money back", "do i pay it back"):
-        assert "reimburs" not in analyzer.analyse(owed).terms
+    # Money owed or paid back is a repayment, which pages say as "repay".
+    repay = "If you leave within 12 months of receiving reimbursement, you must repay 100% of it."
+    owing = analyzer.analyse("if I quit after they paid for my course how much do i owe back")
+    assert "reimburs" not in owing.terms
+    assert (
+        "repay"
+        in {
+            s.unit.text: s.covered
+            for s in await scorer.score(owing, [passage(1, "Courses", repay)])
+        }[repay]
+    )
+    for owed in ("do i owe the money back", "do i have to pay any of it back"):
+        assert "repay" in analyzer.analyse(owed).terms
+    # The company paying back is the reimbursement again.
+    assert "repay" not in analyzer.analyse("does the company pay back safety boots?").terms
+
+
+async def test_vacation_is_the_paid_time_off_a_page_spells_out(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    """ "vacation" is "PTO" (EQUIVALENT_WORDS), which a page titled "Paid time off" says
+    spelled out: its rule for carrying days over answers "how many vacation days"."""
+    carry = "Up to 5 unused days carry over into the next calendar year."
+    text = f"Employees accrue 1.75 days of paid time off per month. {carry}"
+    asked = analyzer.analyse("How many vacation days can I carry over?")
+    scored = await scorer.score(asked, [passage(1, "Paid time off", text)])
+    assert {s.unit.text: s.coverage for s in scored}[carry] == 1.0
+    # Not of another page's days: a training budget's carry-over is no vacation.
+    budget = "Up to 5 unused days carry over into the next calendar year. Budgets reset in April."
+    scored = await scorer.score(asked, [passage(1, "Training budget", budget)])
+    assert all("vacat" not in s.covered for s in scored)
+
+
+async def test_asking_for_a_thing_is_the_request_a_page_describes(
+    embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
+) -> None:
+    # "ask" is a word of the knowledge base (another page has it): read as written, no
+    # typo or synonym of the "request" this page writes.
+    scorer = EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+        corpus_terms=KnownWords({"ask", "request", "school", "visit", "storytim", "arriv"}),
+    )
+    deadline = "Requests must arrive at least 4 weeks before the event date."
+    asked = analyzer.analyse("a school wants a storytime visit, how far ahead do they need to ask")
+    scored = await scorer.score(asked, [passage(1, "Outreach visits", deadline)])
+    assert "ask" in {s.unit.text: s.covered for s in scored}[deadline]
 
 
 async def test_a_pages_rule_for_weekends_is_its_rule_for_a_saturday(
