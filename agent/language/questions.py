@@ -32,6 +32,7 @@ from agent.language.rules import (
     QUALIFIERS,
     RELATIVE_MOMENTS,
     TYPE_NOUNS,
+    VAGUE_AMOUNTS,
 )
 from agent.language.scenes import points_back
 from agent.language.typos import english
@@ -359,6 +360,7 @@ class QuestionAnalyzer:
         content = _HOW_ADJECTIVE.sub(r"\1", _FRAMES.sub(" ", content))
         content = _LIGHT_VERB_PARTICLE.sub(r"\1", content)
         content = RELATIVE_MOMENTS.sub(" ", content)  # when the asker's case happened
+        content = VAGUE_AMOUNTS.sub(" ", content)
         content = MONEY_GOT_BACK.sub(r"\1 reimbursed", content)
         content = MONEY_OWED_BACK.sub(r"\1repay", content)
         # Of the part that asks only: "woke up with a fever, can i text my om?" asks of texting.

@@ -136,6 +136,13 @@ MONEY_OWED_BACK = re.compile(
     re.I,
 )
 
+# --- A vague amount the asker gives ("a few months after", "a couple of days late", "lots
+# of overtime"): a page states its own bounds ("within 6 months"), never "a few". Read as
+# "many" and "several" are: no word of the topic. "a lot" only with "of" ("parking lot").
+VAGUE_AMOUNTS = re.compile(
+    r"\ba\s+(?:few|couple(?:\s+of)?|lot\s+of|bunch\s+of)\b|\blots\s+of\b", re.I
+)
+
 # --- Words that say what kind of answer is wanted, not what it is about (stems): a
 # unit need not repeat them to answer.
 ASKING_WORDS = frozenset(

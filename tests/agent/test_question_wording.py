@@ -158,6 +158,13 @@ async def test_asking_for_a_thing_is_the_request_a_page_describes(
     assert "ask" in {s.unit.text: s.covered for s in scored}[deadline]
 
 
+def test_a_vague_amount_the_asker_gives_is_no_topic(analyzer: QuestionAnalyzer) -> None:
+    asked = analyzer.analyse("if i leave a few months after a course do i have to pay it back")
+    assert "few" not in asked.terms and "cours" in asked.key_terms
+    assert not {"coupl", "lot", "bunch"} & set(analyzer.analyse("a couple of days late?").terms)
+    assert "lot" in analyzer.analyse("which parking lot do night staff use?").terms
+
+
 async def test_a_pages_rule_for_weekends_is_its_rule_for_a_saturday(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
