@@ -718,7 +718,9 @@ class EvidenceScorer:
         aliases: tuple[tuple[frozenset[str], frozenset[str]], ...] = (),
     ) -> _Lexical:
         section = unit.heading or (chunk.heading_path[-1] if chunk.heading_path else "")
-        own = self.stems(unit.text)
+        # A list's numbering is layout, no number of the unit's: "4. Part-time nurses"
+        # says nothing of the "4 east" a question names.
+        own = self.stems(_ITEM_NUMBER.sub("", unit.text))
         context = own | self.stems(passage.title) | self.stems(section) | bridged
         held_here = self._held(question, f"{unit.text}\n{section}")
         # The word bounding the asker's quantity ("after" of "after 10 yrs") is said of that
@@ -1087,6 +1089,7 @@ def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
 
 # A line of a list: a bullet or a number opens it.
 _ITEM_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
+_ITEM_NUMBER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
 
 
 def _held_item(

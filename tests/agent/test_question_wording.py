@@ -165,6 +165,24 @@ def test_a_vague_amount_the_asker_gives_is_no_topic(analyzer: QuestionAnalyzer) 
     assert "lot" in analyzer.analyse("which parking lot do night staff use?").terms
 
 
+async def test_a_lists_numbering_is_no_number_of_the_question(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    """ "4." numbering a list's fourth item says nothing of the ward "4 east" a question
+    names: the sentence about being floated, not the numbered list, covers more of it."""
+    order = (
+        "When a unit has more nurses than it needs, the charge nurse floats staff in this order:"
+        "\n\n1. Agency nurses\n2. Per diem nurses\n3. Part-time nurses\n4. Full-time nurses"
+    )
+    asked = analyzer.analyse("floated to 4 east from my home unit, how much do i get for that?")
+    scored = await scorer.score(asked, [passage(1, "Float pool", order)])
+    assert all("4" not in s.covered for s in scored)
+    # A number the unit writes in its own words still counts.
+    ward = "Nurses floated to 4 East receive an orientation on arrival."
+    scored = await scorer.score(asked, [passage(1, "Float pool", ward)])
+    assert any("4" in s.covered for s in scored)
+
+
 async def test_a_pages_rule_for_weekends_is_its_rule_for_a_saturday(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
