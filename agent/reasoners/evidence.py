@@ -1089,7 +1089,7 @@ def quotable_units(splitter: SentenceSplitter, text: str) -> list[Sentence]:
 
 # A line of a list: a bullet or a number opens it.
 _ITEM_LINE = re.compile(r"^\s*(?:[-*+•]|\d+[.)])\s+")
-_ITEM_NUMBER = re.compile(r"^(\s*)\d+[.)](?=\s)", re.M)
+_ITEM_NUMBER = re.compile(r"^\s*\d+[.)](?=\s)", re.M)  # "4. " numbering an item
 
 
 def _held_item(
