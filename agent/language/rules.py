@@ -472,6 +472,19 @@ DEFINES = re.compile(
 # "How often?" asks for a frequency: "every three years", "twice a year", "monthly"; a
 # duration the same sentence also holds ("a two-day course") is not one (h22).
 FREQUENCY_ASKED = re.compile(r"\bhow often\b", re.I)
+
+# --- Whether an amount is cut for someone ("is my training budget reduced?", "do
+# part-timers get less leave?"): a yes or a no a page says by stating the amount's share
+# ("Part-time employees receive the full budget, not a pro-rata amount", "the same 35
+# hours", "pro rata to your hours"), seldom with the asker's verb.
+AMOUNT_CUT_ASKED = re.compile(
+    r"\b(?:reduced|reduce|cut|smaller|lower|fewer|less|prorated|pro-rated|pro[- ]rata)\b", re.I
+)
+AMOUNT_SHARE_SAID = re.compile(
+    r"\b(?:full|same|pro[- ]rata|prorated|pro-rated|in proportion|proportionally|"
+    r"regardless of|equal|reduced)\b",
+    re.I,
+)
 FREQUENCY = re.compile(
     r"\b(?:every|each|per|once|twice|times|daily|weekly|fortnightly|biweekly|monthly|"
     r"quarterly|annually|yearly|a (?:day|week|month|year))\b",

@@ -183,6 +183,20 @@ async def test_a_lists_numbering_is_no_number_of_the_question(
     assert any("4" in s.covered for s in scored)
 
 
+async def test_whether_an_amount_is_cut_is_said_by_its_share(
+    scorer: EvidenceScorer, analyzer: QuestionAnalyzer
+) -> None:
+    """ "is my training budget reduced?" is answered no by "the full budget, not a pro-rata
+    amount": a page says whether an amount is cut by stating its share."""
+    full = "Part-time employees receive the full training budget, not a pro-rata amount."
+    other = "Part-time employees can book training through the learning portal."
+    asked = analyzer.analyse("I'm part time (3 days) - is my training budget reduced?")
+    scored = await scorer.score(asked, [passage(1, "Training", f"{full} {other}")])
+    covered = {s.unit.text: s.covered for s in scored}
+    assert "reduc" in covered[full]
+    assert "reduc" not in covered[other]  # no share stated: the cut is still unanswered
+
+
 async def test_a_pages_rule_for_weekends_is_its_rule_for_a_saturday(
     scorer: EvidenceScorer, analyzer: QuestionAnalyzer
 ) -> None:
