@@ -146,11 +146,8 @@ async def test_asking_for_a_thing_is_the_request_a_page_describes(
 ) -> None:
     # "ask" is a word of the knowledge base (another page has it): read as written, no
     # typo or synonym of the "request" this page writes.
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-        corpus_terms=KnownWords({"ask", "request", "school", "visit", "storytim", "arriv"}),
+    scorer = _scorer(
+        embedder, analyzer, KnownWords({"ask", "request", "school", "visit", "storytim", "arriv"})
     )
     deadline = "Requests must arrive at least 4 weeks before the event date."
     asked = analyzer.analyse("a school wants a storytime visit, how far ahead do they need to ask")
@@ -309,11 +306,7 @@ def test_getting_past_a_limit_asks_how_to_exceed_it_and_past_elsewhere_is_a_topi
 async def test_how_do_i_reach_a_team_asks_where_to_write_and_a_channel_carries_it(
     embedder: SentenceTransformerEmbedder, analyzer: QuestionAnalyzer
 ) -> None:
-    scorer = EvidenceScorer(
-        analyzer=analyzer,
-        splitter=SentenceSplitter(),
-        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
-    )
+    scorer = _scorer(embedder, analyzer)
     asked = analyzer.analyse("How do I reach the security team during an incident?")
     assert asked.answer_type == "contact" and asked.type_nouns == {"reach"}
     answer = "Page the security team through #sec-incidents at any hour."
@@ -368,3 +361,18 @@ async def test_a_yes_or_no_of_a_payment_is_said_of_the_payment_or_its_sum(
     words = KnownWords({"gym", "membership", "stipend", "need"})
     quote = partial_quote(no_need, {"gym", "membership"})
     assert not await judged_answered("do we get a gym membership stipend?", [quote], words)
+
+
+def _scorer(
+    embedder: SentenceTransformerEmbedder,
+    analyzer: QuestionAnalyzer,
+    corpus_terms: KnownWords | None = None,
+) -> EvidenceScorer:
+    """A scorer over in-memory sentence vectors; with `corpus_terms`, the knowledge base's
+    words as the keyword index would tell them."""
+    return EvidenceScorer(
+        analyzer=analyzer,
+        splitter=SentenceSplitter(),
+        vectors=SentenceVectors(embedder=embedder, store=MemoryVectors()),
+        corpus_terms=corpus_terms,
+    )
