@@ -19,6 +19,7 @@ from agent.language.kind_nouns import kind_nouns
 from agent.language.ranges import AskedQuantity, asked_quantities, bounding_words
 from agent.language.rules import (
     AMOUNT_ANSWERS,
+    AMOUNT_CUT_ASKED,
     ASKING_WORDS,
     CHAT_SPELLINGS,
     HOW_ADJECTIVES,
@@ -280,6 +281,9 @@ class QuestionAnalysis:
     # Nouns naming a payment to staff ("stipend", "reimbursement"): a unit stating an
     # amount of money carries them (agent/language/rules.py MONEY_NOUNS).
     money_nouns: frozenset[str] = frozenset()
+    # Words asking whether an amount is cut ("reduced" of "is my budget reduced?"), which
+    # a unit stating the amount's share says (agent/language/rules.py AMOUNT_CUT_ASKED).
+    cut_words: frozenset[str] = frozenset()
     # Of a question whether a thing is one of a kind ("is juneteenth a federal holiday
     # here?"), the thing's stems: names, which a page must say itself; no page of the kind
     # stands in for them (agent/reasoners/evidence.py `_bridged`).
@@ -440,6 +444,10 @@ class QuestionAnalyzer:
             & self._money_nouns
             & set(terms),
             particles=frozenset((t, p) for t, p in particles if t in terms),
+            cut_words=frozenset(
+                t for m in AMOUNT_CUT_ASKED.finditer(text) for t in self.stems(m.group())
+            )
+            & set(terms),
         )
 
     def _name_stems(self, text: str) -> list[str]:

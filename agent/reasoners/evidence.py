@@ -40,7 +40,6 @@ from agent.language.prefixes import says_the_opposite
 from agent.language.questions import AnswerType, QuestionAnalysis, QuestionAnalyzer, is_negated
 from agent.language.ranges import AskedQuantity, bounded, held, tightest
 from agent.language.rules import (
-    AMOUNT_CUT_ASKED,
     AMOUNT_SHARE_SAID,
     COUNT_STEM,
     DAY_KINDS,
@@ -857,15 +856,15 @@ class EvidenceScorer:
             # "who should I email?", "length" in "what is the minimum length?"): an address
             # or a measure answers them in any knowledge base, whatever words it uses.
             covered |= question.type_nouns & terms
-        cut = {t for m in AMOUNT_CUT_ASKED.finditer(question.text) for t in self.stems(m.group())}
+        cut = question.cut_words & terms
         if (
             question.answer_type == "yes_no"
-            and cut & terms - covered
+            and cut - covered
             and AMOUNT_SHARE_SAID.search(unit.text)
         ):
             # "is my budget reduced?" is said by "the full budget, not a pro-rata amount"
             # (agent/language/rules.py AMOUNT_CUT_ASKED).
-            covered |= cut & terms
+            covered |= cut
         again = self._repeat_stems & terms - covered
         if typed and again and FREQUENCY_ASKED.search(question.text) and FREQUENCY.search(span):
             # "how often do I redo it?" asks how often it is done again; a frequency
